@@ -1,0 +1,5 @@
+/**
+ * Egress IP provisioners: the seed `EgressIPProvisioner` interface and its implementations.
+ * @packageDocumentation
+ */
+export {};

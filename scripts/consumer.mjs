@@ -1,0 +1,79 @@
+// The consumer project: this package installed from its packed tarball, the way users get it.
+// Shared by the end-to-end tests and the demo.
+import { execFileSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as path from "node:path";
+
+/** Repository root. */
+export const repoRoot = path.resolve(import.meta.dirname, "..");
+
+const run = (cmd, args, cwd) =>
+  execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
+
+/**
+ * Builds `dist/`, packs it with `npm pack` and installs the tarball into a consumer project. The
+ * project is cached under `.tools/consumer/<tarball sha>`, so a run after an unchanged build
+ * installs nothing. Returns the project's directory.
+ */
+export function prepareConsumerProject() {
+  run("tsc", ["-p", "tsconfig.build.json"], repoRoot);
+  const packDir = path.join(repoRoot, ".tools", "pack");
+  fs.rmSync(packDir, { recursive: true, force: true });
+  fs.mkdirSync(packDir, { recursive: true });
+  const name = run("npm", ["pack", "--silent", "--pack-destination", packDir], repoRoot).trim();
+  const tarball = path.join(packDir, name);
+  const sha = createHash("sha256").update(fs.readFileSync(tarball)).digest("hex").slice(0, 16);
+  const dir = path.join(repoRoot, ".tools", "consumer", sha);
+  if (fs.existsSync(path.join(dir, ".installed"))) return dir;
+
+  fs.rmSync(path.join(repoRoot, ".tools", "consumer"), { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const own = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
+  fs.copyFileSync(tarball, path.join(dir, "pulumi-egress-ipam.tgz"));
+  const manifest = {
+    name: "consumer",
+    private: true,
+    dependencies: {
+      "pulumi-egress-ipam": "file:./pulumi-egress-ipam.tgz",
+      "@pulumi/pulumi": own.devDependencies["@pulumi/pulumi"],
+      // Pulumi's closure serializer loads the program's own TypeScript.
+      typescript: own.devDependencies.typescript,
+    },
+  };
+  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest, null, 2));
+  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir);
+  fs.writeFileSync(path.join(dir, ".installed"), sha);
+  return dir;
+}
+
+/**
+ * Turns an example's `index.ts` into an inline program for the Automation API: the file is
+ * transpiled as-is and its imports resolve from the consumer project, as they would in a user's
+ * project. The program returns the module's exports, which become stack outputs.
+ */
+export function exampleProgram(file, consumerDir) {
+  const consumerRequire = createRequire(path.join(consumerDir, "package.json"));
+  const ts = consumerRequire("typescript");
+  const source = fs.readFileSync(file, "utf8");
+  const js = ts.transpileModule(source, {
+    compilerOptions: {
+      module: ts.ModuleKind.CommonJS,
+      target: ts.ScriptTarget.ES2022,
+      esModuleInterop: true,
+    },
+    fileName: file,
+  }).outputText;
+  return async () => {
+    const module = { exports: {} };
+    new Function("require", "module", "exports", "__filename", "__dirname", js)(
+      consumerRequire,
+      module,
+      module.exports,
+      file,
+      path.dirname(file),
+    );
+    return module.exports;
+  };
+}

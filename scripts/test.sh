@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# The whole test suite: toolchain setup, format and lint checks, typecheck, unit and end-to-end tests.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+bash scripts/setup.sh
+export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
+export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+echo "== format, lint, typecheck" >&2
+prettier --check --log-level warn .
+eslint .
+tsc --noEmit -p tsconfig.json
+echo "== tests" >&2
+vitest run "$@"

@@ -1,0 +1,159 @@
+import * as fs from "node:fs";
+import { createRequire } from "node:module";
+import * as os from "node:os";
+import * as path from "node:path";
+import type * as automation from "@pulumi/pulumi/automation";
+
+/** A resource as `pulumi stack export` shows it. */
+export interface StateResource {
+  urn: string;
+  type: string;
+  id?: string;
+  inputs?: Record<string, unknown>;
+  outputs?: Record<string, unknown>;
+  delete?: boolean;
+  pendingReplacement?: boolean;
+}
+
+/** A Pulumi program as the Automation API runs it inline. */
+export type Program = () => Promise<Record<string, unknown> | void>;
+
+/** What a preview planned, read from its engine events. */
+export interface PreviewResult {
+  changeSummary: Record<string, number>;
+  events: automation.EngineEvent[];
+  /** The planned (checked) inputs of the resource with this logical name, as `preview` shows them. */
+  planned(name: string): Record<string, unknown> | undefined;
+  /** The operation (`create`, `same`, `update`, `replace`, …) planned for the resource with this name. */
+  op(name: string): string | undefined;
+}
+
+/**
+ * Runs inline Pulumi programs with the real engine against a fresh `file://` backend, from the
+ * consumer project that installed this package from its packed tarball. Every instance has its own
+ * PULUMI_HOME, backend directory and stack, so tests do not share state.
+ */
+export class Harness {
+  readonly auto: typeof automation;
+  readonly stackName = "test";
+  readonly projectName: string;
+  private readonly require: NodeRequire;
+  private stack?: automation.Stack;
+
+  private constructor(
+    readonly consumerDir: string,
+    readonly workDir: string,
+    projectName: string,
+  ) {
+    this.projectName = projectName;
+    this.require = createRequire(path.join(consumerDir, "package.json"));
+    this.auto = this.require("@pulumi/pulumi/automation");
+  }
+
+  /** A harness in a new temporary directory inside the consumer project. */
+  static create(projectName = "egress-ipam-test"): Harness {
+    const consumerDir = process.env.EGRESS_IPAM_CONSUMER;
+    if (!consumerDir)
+      throw new Error("EGRESS_IPAM_CONSUMER is not set: run end-to-end tests through vitest's e2e project");
+    const runs = path.join(consumerDir, "runs");
+    fs.mkdirSync(runs, { recursive: true });
+    return new Harness(consumerDir, fs.mkdtempSync(path.join(runs, `${projectName}-`)), projectName);
+  }
+
+  /** Loads a module as the consumer project sees it, e.g. `pkg("pulumi-egress-ipam/testing")`. */
+  pkg<T = Record<string, unknown>>(id: string): T {
+    return this.require(id) as T;
+  }
+
+  /** Fully qualified stack name, as the program-side classes pass it to the provider. */
+  get fqStackName(): string {
+    return `organization/${this.projectName}/${this.stackName}`;
+  }
+
+  /** Environment of every Pulumi command this harness runs. */
+  get env(): Record<string, string> {
+    return {
+      PULUMI_HOME: path.join(this.workDir, ".pulumi-home"),
+      PULUMI_BACKEND_URL: `file://${path.join(this.workDir, "backend")}`,
+      PULUMI_CONFIG_PASSPHRASE: "test",
+      PULUMI_SKIP_UPDATE_CHECK: "true",
+      PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+    };
+  }
+
+  /** Sets the program that the next operation runs, creating the stack on first use. */
+  async program(program: Program): Promise<automation.Stack> {
+    if (this.stack) {
+      (this.stack.workspace as automation.LocalWorkspace).program = program;
+      return this.stack;
+    }
+    fs.mkdirSync(path.join(this.workDir, "backend"), { recursive: true });
+    this.stack = await this.auto.LocalWorkspace.createOrSelectStack(
+      { stackName: this.stackName, projectName: this.projectName, program },
+      {
+        workDir: this.workDir,
+        envVars: this.env,
+        // The engine starts the dynamic-provider plugin in the project's `main` directory, and the
+        // provider resolves `pulumi-egress-ipam/...` from there. The Automation API's default is
+        // the test process's working directory; point it into the consumer project instead.
+        projectSettings: { name: this.projectName, runtime: "nodejs", main: this.workDir },
+      },
+    );
+    return this.stack;
+  }
+
+  private get current(): automation.Stack {
+    if (!this.stack) throw new Error("call harness.program(...) first");
+    return this.stack;
+  }
+
+  /** `pulumi preview`, collecting engine events. */
+  async preview(opts: automation.PreviewOptions = {}): Promise<PreviewResult> {
+    const events: automation.EngineEvent[] = [];
+    const result = await this.current.preview({ ...opts, onEvent: (e) => events.push(e) });
+    const pre = (name: string) =>
+      events.find((e) => e.resourcePreEvent?.metadata.urn.endsWith(`::${name}`))?.resourcePreEvent?.metadata;
+    return {
+      changeSummary: result.changeSummary as Record<string, number>,
+      events,
+      planned: (name) => pre(name)?.new?.inputs,
+      op: (name) => pre(name)?.op,
+    };
+  }
+
+  /** `pulumi up`; the result carries outputs and the change summary. */
+  async up(opts: automation.UpOptions = {}): Promise<automation.UpResult> {
+    return this.current.up(opts);
+  }
+
+  /** `pulumi refresh`. */
+  async refresh(opts: automation.RefreshOptions = {}): Promise<automation.RefreshResult> {
+    return this.current.refresh(opts);
+  }
+
+  /** `pulumi destroy`. */
+  async destroy(opts: automation.DestroyOptions = {}): Promise<automation.DestroyResult> {
+    return this.current.destroy(opts);
+  }
+
+  /** `pulumi stack export`: the checkpoint's resources. */
+  async resources(): Promise<StateResource[]> {
+    const deployment = await this.current.exportStack();
+    return deployment.deployment.resources ?? [];
+  }
+
+  /** Removes the stack's temporary directory. */
+  dispose(): void {
+    fs.rmSync(this.workDir, { recursive: true, force: true });
+  }
+}
+
+/** Counts of a change summary other than `same`: empty when an operation changed nothing. */
+export function changesOf(summary: Record<string, number> | undefined): Record<string, number> {
+  return Object.fromEntries(Object.entries(summary ?? {}).filter(([op, n]) => op !== "same" && n > 0));
+}
+
+/** Temporary directory helper for tests that need scratch space outside any project. */
+export function tempDir(prefix: string): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix));
+}
