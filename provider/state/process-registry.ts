@@ -1,22 +1,31 @@
 /**
  * Process-wide state of the dynamic provider.
  *
- * The engine deserializes provider code separately for each resource (each serialized provider
- * text is loaded once), and module instances may differ between package versions in one process,
- * so anything that must be shared — locks, taken sets — hangs off one well-known global symbol.
+ * The engine deserializes provider code separately for each resource, and more than one copy of
+ * this package may be loaded in one process, so everything that must be shared — locks, taken
+ * sets, checkpoint reads, provisioner clients — hangs off one well-known global symbol.
  */
 const key = Symbol.for("pulumi-egress-ipam");
 
-/** Shared maps, created on first use. Values are owned by the modules that store them. */
-export interface ProcessRegistry {
-  /** Per-scope lock state, keyed by lock id. */
-  locks: Map<string, unknown>;
-  /** Per-pool ledger state (taken sets, tentative plans), keyed by ledger scope. */
-  ledgers: Map<string, unknown>;
+type Registry = Map<string, unknown>;
+
+function registry(): Registry {
+  const g = globalThis as unknown as Record<symbol, Registry | undefined>;
+  return (g[key] ??= new Map());
 }
 
-/** Returns this process's registry, creating it on first use. */
-export function processRegistry(): ProcessRegistry {
-  const g = globalThis as unknown as Record<symbol, ProcessRegistry | undefined>;
-  return (g[key] ??= { locks: new Map(), ledgers: new Map() });
+/**
+ * The process-wide value for `namespace` and `id`, created by `create` on first use. Namespaces
+ * keep kinds of values apart (`lock`, `pool-book`, `stack-export`, `provisioner`).
+ */
+export function shared<T>(namespace: string, id: string, create: () => T): T {
+  const r = registry();
+  const k = `${namespace}\u0000${id}`;
+  if (!r.has(k)) r.set(k, create());
+  return r.get(k) as T;
+}
+
+/** Drops a shared value, so the next {@link shared} call creates it again. */
+export function forget(namespace: string, id: string): void {
+  registry().delete(`${namespace}\u0000${id}`);
 }

@@ -1,0 +1,58 @@
+import type { ReadonlyAddressSet } from "../allocator";
+
+/**
+ * Chooses the `index`-th address of a plan given what is taken (earlier picks of the plan included)
+ * and the round-robin cursor: the addresses of the newest allocation, in the order they were
+ * planned (a multi-family pool picks, per family, the last one of its own family).
+ */
+export type Chooser = (taken: ReadonlyAddressSet, latest: readonly string[], index: number) => string;
+
+/** A request to plan addresses for one holder. */
+export interface PlanRequest {
+  /** Pool identity. */
+  pool: string;
+  /** Holder identity. */
+  owner: string;
+  /** Specific addresses to hold; when absent, `count` addresses are chosen. */
+  requested?: string[];
+  /** How many addresses to choose when none are requested (default 1). */
+  count?: number;
+  /** Picks the next address; called once per address, with the previous picks already taken. */
+  choose: Chooser;
+  /** Take the requested addresses over from whoever holds them (renames, imports of existing IPs). */
+  adopt?: boolean;
+}
+
+/** Planned addresses and their place in the pool's allocation order. */
+export interface Plan {
+  ips: string[];
+  seq: number;
+}
+
+/**
+ * Where a pool's allocations are agreed. Every method runs under the pool's lock; the slow work
+ * (provisioning) happens between `plan`/`reserve` and `release` without it.
+ *
+ * The default is the stack's own Pulumi state ({@link stackLedger}); pools shared across stacks
+ * plug in another implementation (a Kubernetes ledger) behind the same interface.
+ */
+export interface Ledger {
+  /**
+   * Plans addresses for `owner` and holds them tentatively for the rest of this process, so two
+   * holders planned in one deployment never get the same address. Planning again for an owner
+   * that already planned in this process returns the same plan.
+   * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner;
+   *   POOL_EXHAUSTED (from the chooser); LEDGER_UNAVAILABLE; LOCK_TIMEOUT.
+   */
+  plan(req: PlanRequest): Promise<Plan>;
+  /**
+   * Makes `ips` held by `owner`: exactly these, never substitutes. With `adopt`, addresses held by
+   * another owner are taken over.
+   * @throws IpamError IP_UNAVAILABLE naming the address and its holder when another owner holds one.
+   */
+  reserve(pool: string, owner: string, plan: Plan, adopt?: boolean): Promise<void>;
+  /** Frees what `owner` holds among `ips` (all it holds when omitted); unknown addresses are ignored. */
+  release(pool: string, owner: string, ips?: string[]): Promise<void>;
+  /** Current holder of every taken address in the pool. */
+  holders(pool: string): Promise<ReadonlyMap<string, string>>;
+}
