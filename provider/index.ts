@@ -2,4 +2,22 @@
  * pulumi-egress-ipam: IP address pools and egress IPs as Pulumi dynamic resources.
  * @packageDocumentation
  */
-export {};
+export {
+  IpPool,
+  type IpPoolArgs,
+  type IpPoolRange,
+  type PoolAllocation,
+  type PoolRef,
+} from "./resources/ip-pool";
+export { IpAllocation, type IpAllocationArgs } from "./resources/ip-allocation";
+export {
+  EgressIp,
+  EgressIpAssignment,
+  type EgressIpArgs,
+  type EgressIpAssignmentArgs,
+} from "./resources/egress-ip";
+export { CidrAssignment, type CidrAssignmentArgs } from "./resources/cidr-assignment";
+export type { ProvisionerConfig, NoneProvisionerConfig } from "./provisioners/provisioner-config";
+export { typeToken } from "./resources/context";
+export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";
+export type { RangeArgs } from "./runtime/pool-spec";

@@ -33,7 +33,13 @@ const step = (title) => out(`\n=== ${title}\n`);
 
 try {
   step("pulumi preview");
-  await stack.preview({ onOutput: out, diff: true });
+  const events = [];
+  await stack.preview({ onOutput: out, onEvent: (e) => events.push(e) });
+  step("addresses planned at preview");
+  for (const e of events) {
+    const m = e.resourcePreEvent?.metadata;
+    if (m?.type.endsWith(":IpAllocation")) out(`${m.urn.split("::").pop()}: ${m.new?.inputs?.ip}\n`);
+  }
   step("pulumi up");
   const up = await stack.up({ onOutput: out });
   step("pulumi up again: nothing to change");

@@ -5,6 +5,10 @@
  */
 import type * as pulumi from "@pulumi/pulumi";
 import { echoProvider } from "../testing/echo-provider";
+import { cidrAssignmentProvider } from "./cidr-assignment-provider";
+import { egressIpAssignmentProvider } from "./egress-ip-assignment-provider";
+import { ipAllocationProvider } from "./ip-allocation-provider";
+import { ipPoolProvider } from "./ip-pool-provider";
 
 /** A dynamic provider with every method present, so the shim can delegate each one. */
 export type ProviderImpl = Required<
@@ -13,6 +17,10 @@ export type ProviderImpl = Required<
 
 const providers: Record<string, ProviderImpl> = {
   echo: echoProvider,
+  IpPool: ipPoolProvider,
+  IpAllocation: ipAllocationProvider,
+  EgressIpAssignment: egressIpAssignmentProvider,
+  CidrAssignment: cidrAssignmentProvider,
 };
 
 /**

@@ -22,6 +22,8 @@ export type Program = () => Promise<Record<string, unknown> | void>;
 export interface PreviewResult {
   changeSummary: Record<string, number>;
   events: automation.EngineEvent[];
+  /** Operations planned, by URN. */
+  ops: Record<string, string>;
   /** The planned (checked) inputs of the resource with this logical name, as `preview` shows them. */
   planned(name: string): Record<string, unknown> | undefined;
   /** The operation (`create`, `same`, `update`, `replace`, …) planned for the resource with this name. */
@@ -111,11 +113,20 @@ export class Harness {
   async preview(opts: automation.PreviewOptions = {}): Promise<PreviewResult> {
     const events: automation.EngineEvent[] = [];
     const result = await this.current.preview({ ...opts, onEvent: (e) => events.push(e) });
+    // `name` is a logical name, or `Type::name` when children of several types share a name.
     const pre = (name: string) =>
-      events.find((e) => e.resourcePreEvent?.metadata.urn.endsWith(`::${name}`))?.resourcePreEvent?.metadata;
+      events.find((e) => {
+        const urn = e.resourcePreEvent?.metadata.urn ?? "";
+        return urn.endsWith(`::${name}`) || (name.includes("::") && urn.endsWith(`:${name}`));
+      })?.resourcePreEvent?.metadata;
     return {
       changeSummary: result.changeSummary as Record<string, number>,
       events,
+      ops: Object.fromEntries(
+        events.flatMap((e) =>
+          e.resourcePreEvent ? [[e.resourcePreEvent.metadata.urn, e.resourcePreEvent.metadata.op]] : [],
+        ),
+      ),
       planned: (name) => pre(name)?.new?.inputs,
       op: (name) => pre(name)?.op,
     };

@@ -1,0 +1,30 @@
+/**
+ * The low-level manager of egress IPs on hosts, after the seed `EgressIPProvisioner` interface.
+ * Every method is async and takes an optional AbortSignal; IPs are canonical strings without
+ * prefix length; hosts are the provisioner's own names (EC2 instance IDs or node names, or opaque
+ * labels for `none`).
+ */
+export interface EgressIPProvisioner {
+  /**
+   * Picks a host in the failure domain to put a new IP on: the least loaded eligible one.
+   * @throws Error naming the failure domain when it has no eligible host.
+   */
+  findHostForNewIP(failureDomain: string, signal?: AbortSignal): Promise<string>;
+  /** Puts a given IP on the host. @throws Error when the IP cannot be used there. */
+  addSpecifiedIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
+  /** Lets the platform pick an IP for the host and returns it. */
+  addRandomIP(host: string, signal?: AbortSignal): Promise<string>;
+  /** Takes the IP off the host; an IP or host that is already gone is not an error. */
+  removeIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
+  /** Moves the IP from one host to another, leaving it on exactly one. */
+  moveIP(ip: string, oldHost: string, newHost: string, signal?: AbortSignal): Promise<void>;
+  /** Resolves when the IP is on the host. @throws Error naming the IP and host when it is not. */
+  checkIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
+  /** Makes the host able to carry the pool's IPs (ocp-dynamic egressCIDRs); a no-op elsewhere. */
+  assignCIDR(host: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: addresses inside `cidrs` that are in use outside Pulumi state (AWS: every private IP
+   * of every network interface in those subnets), so the pool never plans them. Canonical strings.
+   */
+  usedAddresses?(cidrs: string[], signal?: AbortSignal): Promise<string[]>;
+}

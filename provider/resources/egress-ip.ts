@@ -1,0 +1,114 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { ProvisionerConfig } from "../provisioners/provisioner-config";
+import { providerContext } from "./context";
+import { IpAllocation } from "./ip-allocation";
+import type { IpPool } from "./ip-pool";
+import { thinProvider } from "./thin-provider";
+
+/** Inputs of {@link EgressIp}. */
+export interface EgressIpArgs {
+  /** The pool the addresses come from. */
+  pool: IpPool;
+  /** Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, … Never credentials. */
+  provisioner: pulumi.Input<ProvisionerConfig>;
+  /** The namespace the egress IPs serve (informational for `none` and `aws`). */
+  namespace?: pulumi.Input<string>;
+  /** One address per failure domain (AWS: availability zone), as the egress operators do. */
+  failureDomains?: string[];
+  /** Pin the addresses to this host instead of letting the provisioner choose per domain. */
+  host?: pulumi.Input<string>;
+  /** Specific addresses, one per failure domain, in order. */
+  ips?: pulumi.Input<string>[];
+}
+
+/** Inputs of {@link EgressIpAssignment}. */
+export interface EgressIpAssignmentArgs {
+  ip: pulumi.Input<string>;
+  provisioner: pulumi.Input<ProvisionerConfig>;
+  failureDomain: string;
+  host?: pulumi.Input<string>;
+  namespace?: pulumi.Input<string>;
+}
+
+/**
+ * One egress address placed on a host by a provisioner. {@link EgressIp} creates one per failure
+ * domain; use it directly to place an address you already hold (an {@link IpAllocation}).
+ * Host change → `moveIP`; address or provisioner change → replace; delete → `removeIP`;
+ * refresh → `checkIP`, and an address found missing is put back by the next `up`.
+ */
+export class EgressIpAssignment extends pulumi.dynamic.Resource {
+  /** The address. */
+  declare public readonly ip: pulumi.Output<string>;
+  /** The host carrying it (planned at preview where the provisioner can tell). */
+  declare public readonly host: pulumi.Output<string>;
+  /** Its failure domain. */
+  declare public readonly failureDomain: pulumi.Output<string>;
+
+  constructor(name: string, args: EgressIpAssignmentArgs, opts?: pulumi.CustomResourceOptions) {
+    const context = providerContext(name, "EgressIpAssignment", opts);
+    const props = {
+      stack: context.stack,
+      owner: context.owner,
+      ip: args.ip,
+      provisioner: args.provisioner,
+      failureDomain: args.failureDomain,
+      pinnedHost: args.host,
+      namespace: args.namespace,
+      host: undefined,
+      placement: undefined,
+    };
+    super(thinProvider("EgressIpAssignment"), name, props, opts, "egress-ipam", "EgressIpAssignment");
+  }
+}
+
+/**
+ * Egress IPs for a namespace: one address per failure domain from a pool, each placed on a host by
+ * the provisioner. Addresses are planned in program order and shown at preview; placement runs in
+ * parallel. Built from one {@link IpAllocation} and one {@link EgressIpAssignment} per domain.
+ */
+export class EgressIp extends pulumi.ComponentResource {
+  /** One address per failure domain, in the order of `failureDomains`. */
+  public readonly ips: pulumi.Output<string[]>;
+  /** The host carrying each address, in the same order. */
+  public readonly hosts: pulumi.Output<string[]>;
+  /** The per-domain allocations. */
+  public readonly allocations: IpAllocation[];
+  /** The per-domain placements. */
+  public readonly assignments: EgressIpAssignment[];
+
+  constructor(name: string, args: EgressIpArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("egress-ipam:index:EgressIp", name, {}, opts);
+    const domains = args.failureDomains ?? [""];
+    if (new Set(domains).size !== domains.length) {
+      throw new Error(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
+    }
+    if (args.ips && args.ips.length !== domains.length) {
+      throw new Error(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
+    }
+    if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
+      throw new Error(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
+    }
+    const child = (domain: string) => (domain === "" ? name : `${name}-${domain}`);
+    this.allocations = domains.map(
+      (domain, i) =>
+        new IpAllocation(child(domain), { pool: args.pool, ip: args.ips?.[i] }, { parent: this }),
+    );
+    this.assignments = domains.map(
+      (domain, i) =>
+        new EgressIpAssignment(
+          child(domain),
+          {
+            ip: this.allocations[i]!.ip,
+            provisioner: args.provisioner,
+            failureDomain: domain,
+            host: args.host,
+            namespace: args.namespace,
+          },
+          { parent: this },
+        ),
+    );
+    this.ips = pulumi.all(this.allocations.map((a) => a.ip));
+    this.hosts = pulumi.all(this.assignments.map((a) => a.host));
+    this.registerOutputs({ ips: this.ips, hosts: this.hosts });
+  }
+}

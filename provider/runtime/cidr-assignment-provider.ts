@@ -1,0 +1,83 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { provisionerConfigProblems } from "../provisioners";
+import type { ProviderImpl } from "./index";
+import { resolvePool, type Failure } from "./pool-spec";
+import { errorMessage, withoutProvider, type Props } from "./props";
+import { provisionerFor } from "./provisioner-cache";
+import { hasUnknown } from "./unknowns";
+
+const signal = () => AbortSignal.timeout(300_000);
+
+async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  if ([news.pool, news.provisioner, news.requestedHosts, news.failureDomain].some(hasUnknown)) {
+    return { inputs: news };
+  }
+  const failures: Failure[] = provisionerConfigProblems(news.provisioner).map((p) => ({
+    property: p.property ? `provisioner.${p.property}` : "provisioner",
+    reason: p.reason,
+  }));
+  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  failures.push(...poolFailures);
+  const byHosts = Array.isArray(news.requestedHosts) && news.requestedHosts.length > 0;
+  if (byHosts === (typeof news.failureDomain === "string")) {
+    failures.push({
+      property: "hosts",
+      reason: "give a non-empty list of hosts, or a failureDomain (not both)",
+    });
+  }
+  if (failures.length > 0 || !pool) return { inputs: news, failures };
+
+  const cidrs = [...new Set(pool.rangeSets.flatMap((set) => [...set].map((r) => r.subnet)))];
+  let hosts: string[] = byHosts
+    ? news.requestedHosts
+    : olds.failureDomain === news.failureDomain
+      ? olds.hosts
+      : [];
+  if (!hosts?.length) {
+    try {
+      hosts = [await provisionerFor(news.provisioner).findHostForNewIP(news.failureDomain, signal())];
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
+    }
+  }
+  return { inputs: { ...news, hosts, cidrs } };
+}
+
+async function assign(news: Props, already: string[] = []) {
+  const provisioner = provisionerFor({ ...news.provisioner, cidrs: news.cidrs });
+  for (const host of news.hosts as string[]) {
+    if (!already.includes(host)) await provisioner.assignCIDR(host, signal());
+  }
+}
+
+/**
+ * Provider of CidrAssignment: `assignCIDR` for each host; hosts added later are assigned in
+ * place; a pool or provisioner change assigns again on a replacement.
+ */
+export const cidrAssignmentProvider: ProviderImpl = {
+  check: checkCidrAssignment,
+
+  async diff(_id, olds, news) {
+    const replaces: string[] = [];
+    if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
+    if (JSON.stringify(olds.cidrs) !== JSON.stringify(news.cidrs)) replaces.push("pool");
+    const changes = replaces.length > 0 || JSON.stringify(olds.hosts) !== JSON.stringify(news.hosts);
+    return { changes, replaces };
+  },
+
+  async create(inputs) {
+    await assign(inputs);
+    return { id: inputs.cidrs.join(","), outs: withoutProvider(inputs) };
+  },
+
+  async read(id, props) {
+    return { id, props };
+  },
+
+  async update(_id, olds, news) {
+    await assign(news, olds.hosts);
+    return { outs: withoutProvider(news) };
+  },
+
+  async delete() {},
+};

@@ -1,0 +1,98 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { canonicalAddress } from "../allocator";
+import { provisionerConfigProblems } from "../provisioners";
+import type { ProviderImpl } from "./index";
+import type { Failure } from "./pool-spec";
+import { errorMessage, withoutProvider, type Props } from "./props";
+import { provisionerFor } from "./provisioner-cache";
+import { hasUnknown } from "./unknowns";
+
+/** Upper bound for one provisioner call, so a hung cloud API fails the step instead of the deployment. */
+const callTimeoutMs = 300_000;
+const signal = () => AbortSignal.timeout(callTimeoutMs);
+
+async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  if (hasUnknown(news.ip) || hasUnknown(news.provisioner) || hasUnknown(news.pinnedHost))
+    return { inputs: news };
+  const failures: Failure[] = provisionerConfigProblems(news.provisioner).map((p) => ({
+    property: p.property ? `provisioner.${p.property}` : "provisioner",
+    reason: p.reason,
+  }));
+  let ip = news.ip;
+  try {
+    ip = canonicalAddress(String(news.ip));
+  } catch (e) {
+    failures.push({ property: "ip", reason: errorMessage(e) });
+  }
+  if (failures.length > 0) return { inputs: news, failures };
+
+  const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
+  let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
+  if (!host) {
+    try {
+      host = await provisionerFor(news.provisioner).findHostForNewIP(news.failureDomain, signal());
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
+    }
+  }
+  return { inputs: { ...news, ip, host } };
+}
+
+function outputsOf(inputs: Props) {
+  return { ...withoutProvider(inputs), placement: { state: "assigned" } };
+}
+
+/**
+ * Provider of EgressIpAssignment: places one address on one host through the provisioner.
+ * `check` plans the host (pinned, kept, or the provisioner's least-loaded choice), so preview
+ * shows it; refresh marks an address missing from its host, and the next `up` moves it back.
+ */
+export const egressIpAssignmentProvider: ProviderImpl = {
+  check: checkAssignment,
+
+  async diff(_id, olds, news) {
+    const replaces: string[] = [];
+    if (olds.ip !== news.ip) replaces.push("ip");
+    if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
+    const changes = replaces.length > 0 || olds.host !== news.host || olds.namespace !== news.namespace;
+    return { changes, replaces };
+  },
+
+  async create(inputs) {
+    await provisionerFor(inputs.provisioner).addSpecifiedIP(inputs.ip, inputs.host, signal());
+    return { id: inputs.ip, outs: outputsOf(inputs) };
+  },
+
+  async read(id, props) {
+    if (!props.host) return { id, props };
+    try {
+      await provisionerFor(props.provisioner).checkIP(props.ip, props.host, signal());
+      return { id, props };
+    } catch (e) {
+      // Drift: record where the address should have been; the next check plans a host again.
+      const missing = {
+        ...props,
+        host: "",
+        placement: { state: "missing", from: props.host, reason: errorMessage(e) },
+      };
+      const { placement: _placement, ...inputs } = withoutProvider(missing);
+      return { id, props: missing, inputs };
+    }
+  },
+
+  async update(_id, olds, news) {
+    const provisioner = provisionerFor(news.provisioner);
+    const from = olds.host || olds.placement?.from;
+    if (from && from !== news.host) {
+      await provisioner.moveIP(news.ip, from, news.host, signal());
+    } else if (!olds.host) {
+      await provisioner.addSpecifiedIP(news.ip, news.host, signal());
+    }
+    return { outs: outputsOf(news) };
+  },
+
+  async delete(_id, props) {
+    const host = props.host || props.placement?.from;
+    if (host) await provisionerFor(props.provisioner).removeIP(props.ip, host, signal());
+  },
+};

@@ -1,0 +1,129 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { readRecord, recordProperty, type AllocationRecord } from "../state/allocation-record";
+import { stackLedger } from "../state/stack-ledger";
+import type { ProviderImpl } from "./index";
+import {
+  addressDetails,
+  checkRequestable,
+  poolChooser,
+  resolvePool,
+  type Failure,
+  type ResolvedPool,
+} from "./pool-spec";
+import { errorMessage, withoutProvider, type Props } from "./props";
+import type { ProvisionerConfig } from "../provisioners/provisioner-config";
+import { provisionerFor } from "./provisioner-cache";
+import { hasUnknown } from "./unknowns";
+
+/** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
+function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
+  const first = record.ips[0]!;
+  return {
+    ip: first,
+    ips: record.ips,
+    ...addressDetails(pool, first),
+    poolId: record.pool,
+    [recordProperty]: record,
+  };
+}
+
+async function checkAllocation(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  if ([news.pool, news.ip, news.adopt, news.observeWith].some(hasUnknown)) return { inputs: news };
+  const failures: Failure[] = [];
+  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  failures.push(...poolFailures);
+  if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
+    failures.push({
+      property: "pool",
+      reason: "create IpAllocation with the IpAllocation class and an IpPool",
+    });
+  }
+  if (news.adopt && news.ip === undefined) {
+    failures.push({ property: "adopt", reason: "adopt needs the address to take over: set ip" });
+  }
+  if (pool && pool.rangeSets.length > 1 && news.ip !== undefined) {
+    failures.push({
+      property: "ip",
+      reason: "a dual-stack pool plans one address per family; ip cannot be set",
+    });
+  }
+  let requested: string | undefined;
+  if (pool && news.ip !== undefined && failures.length === 0) {
+    requested = await checkRequestable(pool, String(news.ip)).catch((e: unknown) => {
+      failures.push({ property: "ip", reason: errorMessage(e) });
+      return undefined;
+    });
+  }
+  if (failures.length > 0 || !pool) return { inputs: news, failures };
+
+  // Stable: the address held before stays while the pool and the requested address allow it.
+  const poolId: string = news.pool.id;
+  const old = readRecord(olds);
+  if (old && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
+    return { inputs: { ...news, ...addressOutputs(pool, old) } };
+  }
+
+  try {
+    // Addresses in use outside Pulumi state are never planned, nor accepted unless adopted.
+    const inUse = news.observeWith ? await usedAddresses(pool, news.observeWith) : [];
+    if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
+    const ledger = stackLedger({ stack: news.stack, holder: `IpAllocation ${news.owner} (check)` });
+    const plan = await ledger.plan({
+      pool: poolId,
+      owner: news.owner,
+      requested: requested === undefined ? undefined : [requested],
+      count: pool.rangeSets.length,
+      choose: poolChooser(pool, inUse),
+      adopt: Boolean(news.adopt),
+    });
+    const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
+    return { inputs: { ...news, ...addressOutputs(pool, record) } };
+  } catch (e) {
+    return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
+  }
+}
+
+async function usedAddresses(pool: ResolvedPool, config: Props): Promise<string[]> {
+  const subnets = pool.rangeSets.flatMap((set) => [...set].map((r) => r.subnet));
+  const used = await provisionerFor(config as ProvisionerConfig).usedAddresses?.(subnets);
+  return used ?? [];
+}
+
+/**
+ * Provider of IpAllocation. `check` plans the address under the pool's stack-scoped lock and
+ * returns it as an input (so preview shows it), keeping the previous address whenever the pool and
+ * the requested address allow; `create` reserves exactly that address; `delete` releases it.
+ */
+export const ipAllocationProvider: ProviderImpl = {
+  check: checkAllocation,
+
+  async diff(_id, olds, news) {
+    const replaces: string[] = [];
+    if (olds.poolId !== news.poolId) replaces.push("pool");
+    if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
+    const changes = replaces.length > 0 || Boolean(olds.adopt) !== Boolean(news.adopt);
+    return { changes, replaces };
+  },
+
+  async create(inputs) {
+    const record = readRecord(inputs)!;
+    const ledger = stackLedger({ stack: inputs.stack, holder: `IpAllocation ${record.owner} (create)` });
+    await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt));
+    return { id: record.ips.join(","), outs: withoutProvider(inputs) };
+  },
+
+  async read(id, props) {
+    return { id, props };
+  },
+
+  async update(_id, _olds, news) {
+    return { outs: withoutProvider(news) };
+  },
+
+  async delete(_id, props) {
+    const record = readRecord(props);
+    if (!record) return;
+    const ledger = stackLedger({ stack: props.stack, holder: `IpAllocation ${record.owner} (delete)` });
+    await ledger.release(record.pool, record.owner, record.ips);
+  },
+};

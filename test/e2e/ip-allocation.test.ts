@@ -1,0 +1,98 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { changesOf, Harness } from "../support/harness";
+
+type Pkg = typeof import("../../provider/index");
+
+describe("IpPool and IpAllocation with the real engine", () => {
+  const h = Harness.create("alloc");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const program = (names: string[]) => async () => {
+    const pool = new IpPool("pool", {
+      ranges: [{ subnet: "10.0.8.0/24", rangeStart: "10.0.8.10", rangeEnd: "10.0.8.20" }],
+    });
+    const out: Record<string, unknown> = { size: pool.size };
+    for (const name of names) out[name] = new IpAllocation(name, { pool }).ip;
+    return out;
+  };
+  afterAll(() => h.dispose());
+
+  it("shows the planned IPs at preview, and up assigns exactly those", async () => {
+    await h.program(program(["a", "b", "c"]));
+    const preview = await h.preview();
+    const planned = ["a", "b", "c"].map((n) => preview.planned(n)?.ip);
+    expect(planned).toEqual(["10.0.8.10", "10.0.8.11", "10.0.8.12"]);
+    const up = await h.up();
+    expect(["a", "b", "c"].map((n) => up.outputs[n]?.value)).toEqual(planned);
+    expect(up.outputs.size?.value).toBe("11");
+  });
+
+  it("changes nothing on a second up", async () => {
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({});
+  });
+
+  it("does not hand a released IP out again at once (round-robin across deployments)", async () => {
+    await h.program(program(["a", "c", "d"]));
+    const preview = await h.preview();
+    expect(preview.planned("d")?.ip).toBe("10.0.8.13");
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 1, delete: 1 });
+    expect(up.outputs.d?.value).toBe("10.0.8.13");
+  });
+
+  it("refresh finds no drift in allocations and reports the pool's holders and free count", async () => {
+    const refresh = await h.refresh();
+    expect(changesOf(refresh.summary.resourceChanges)).toEqual({});
+    const pool = (await h.resources()).find((r) => r.type.endsWith("IpPool"))!;
+    expect(pool.outputs?.free).toBe("8");
+    expect((pool.outputs?.allocations as { ip: string }[]).map((a) => a.ip)).toEqual([
+      "10.0.8.10",
+      "10.0.8.12",
+      "10.0.8.13",
+    ]);
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({});
+  });
+
+  it("pins type tokens, output names and IDs (public API) and stores a small provider", async () => {
+    const resources = (await h.resources()).filter((r) => r.type.includes("egress-ipam"));
+    const byType = Object.fromEntries(resources.map((r) => [r.type, r]));
+    expect(Object.keys(byType).sort()).toEqual([
+      "pulumi-nodejs:dynamic/egress-ipam:IpAllocation",
+      "pulumi-nodejs:dynamic/egress-ipam:IpPool",
+    ]);
+    const alloc = resources.find((r) => r.urn.endsWith("::d"))!;
+    expect(alloc.id).toBe("10.0.8.13");
+    expect(alloc.outputs).toMatchObject({
+      ip: "10.0.8.13",
+      ips: ["10.0.8.13"],
+      cidr: "10.0.8.13/24",
+      gateway: "10.0.8.1",
+      poolId: "urn:pulumi:test::alloc::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool",
+      allocation: {
+        ips: ["10.0.8.13"],
+        owner: alloc.urn,
+        pool: expect.stringMatching(/IpPool::pool$/),
+        seq: 4,
+      },
+    });
+    const pool = byType["pulumi-nodejs:dynamic/egress-ipam:IpPool"]!;
+    expect(pool.id).toBe("pool");
+    expect(pool.outputs).toMatchObject({
+      size: "11",
+      rangeSets: [
+        [{ subnet: "10.0.8.0/24", rangeStart: "10.0.8.10", rangeEnd: "10.0.8.20", gateway: "10.0.8.1" }],
+      ],
+    });
+    for (const r of resources) {
+      const provider = String(r.inputs?.__provider);
+      expect(provider).toContain('require("pulumi-egress-ipam/runtime")');
+      expect(provider.length).toBeLessThan(10 * 1024);
+    }
+  });
+
+  it("destroys everything", async () => {
+    const destroy = await h.destroy();
+    expect(changesOf(destroy.summary.resourceChanges)).toEqual({ delete: 5 });
+  });
+});
