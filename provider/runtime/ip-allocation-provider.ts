@@ -98,6 +98,8 @@ export const ipAllocationProvider: ProviderImpl = {
   check: checkAllocation,
 
   async diff(_id, olds, news) {
+    // Not planned yet (the pool depends on values preview cannot know): the plan at `up` decides.
+    if (news.poolId === undefined) return { changes: true, replaces: [] };
     const replaces: string[] = [];
     if (olds.poolId !== news.poolId) replaces.push("pool");
     if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");

@@ -1,0 +1,107 @@
+import * as fs from "node:fs";
+import * as os from "node:os";
+import * as path from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { registerProvisioner, type EgressIPProvisioner } from "../../provider/provisioners";
+import { ipAllocationProvider as provider } from "../../provider/runtime/ip-allocation-provider";
+
+const POOL = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool";
+const owner = (name: string) =>
+  `urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpAllocation::${name}`;
+
+// The ledger reads the stack through the CLI named by PULUMI_EGRESS_IPAM_CLI: an empty stack here.
+const dir = fs.mkdtempSync(path.join(os.tmpdir(), "alloc-provider-"));
+fs.writeFileSync(
+  path.join(dir, "pulumi"),
+  `#!/bin/sh\necho '{"version":3,"deployment":{"resources":[]}}'\n`,
+  {
+    mode: 0o755,
+  },
+);
+process.env.PULUMI_EGRESS_IPAM_CLI = path.join(dir, "pulumi");
+afterAll(() => delete process.env.PULUMI_EGRESS_IPAM_CLI);
+
+// A provisioner that sees addresses in use outside Pulumi, registered under "ovn" in this process.
+registerProvisioner(
+  "ovn",
+  () => ({ usedAddresses: async () => ["10.0.8.2", "10.0.8.3"] }) as EgressIPProvisioner,
+);
+
+let n = 0;
+const news = (over: Record<string, unknown> = {}) => ({
+  stack: `org/proj/alloc-${n++}`,
+  owner: owner("web"),
+  pool: { id: POOL, ranges: [{ subnet: "10.0.8.0/24" }] },
+  ...over,
+});
+
+describe("IpAllocation provider: check", () => {
+  it("plans the first free address and returns it with its details as inputs", async () => {
+    const { inputs, failures } = await provider.check({}, news());
+    expect(failures).toBeUndefined();
+    expect(inputs).toMatchObject({
+      ip: "10.0.8.2",
+      ips: ["10.0.8.2"],
+      cidr: "10.0.8.2/24",
+      gateway: "10.0.8.1",
+      poolId: POOL,
+      allocation: { pool: POOL, owner: owner("web"), ips: ["10.0.8.2"], seq: 1 },
+    });
+  });
+
+  it("keeps the previous address on a later check", async () => {
+    const first = (await provider.check({}, news())).inputs;
+    const again = await provider.check(first, { ...news(), owner: first.owner });
+    expect(again.inputs.ip).toBe(first.ip);
+    expect(again.inputs.allocation).toEqual(first.allocation);
+  });
+
+  it.each([
+    ["an address outside the pool", { ip: "10.0.9.1" }, "ip", /10\.0\.9\.1/],
+    ["the gateway", { ip: "10.0.8.1" }, "ip", /10\.0\.8\.1/],
+    ["garbage", { ip: "10.0.8" }, "ip", /10\.0\.8/],
+    ["adopt without an address", { adopt: true }, "adopt", /set ip/],
+  ])("refuses %s, naming it", async (_what, over, property, reason) => {
+    const { failures } = await provider.check({}, news(over));
+    expect(failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
+  });
+
+  it("never plans addresses the provisioner sees in use, and refuses requesting one unless adopted", async () => {
+    const observed = { observeWith: { kind: "ovn" } };
+    expect((await provider.check({}, news(observed))).inputs.ip).toBe("10.0.8.4");
+    const { failures } = await provider.check({}, news({ ...observed, ip: "10.0.8.3" }));
+    expect(failures?.[0]).toMatchObject({ property: "ip", reason: expect.stringMatching(/10\.0\.8\.3/) });
+    expect((await provider.check({}, news({ ...observed, ip: "10.0.8.3", adopt: true }))).inputs.ip).toBe(
+      "10.0.8.3",
+    );
+  });
+
+  it("gives one address per family from a dual-stack pool", async () => {
+    const cniConfig = JSON.stringify({
+      cniVersion: "1.0.0",
+      name: "net",
+      ipam: { type: "host-local", ranges: [[{ subnet: "10.1.0.0/24" }], [{ subnet: "2001:db8:1::/64" }]] },
+    });
+    const { inputs } = await provider.check({}, news({ pool: { id: POOL, cniConfig } }));
+    expect(inputs.ips).toEqual(["10.1.0.2", "2001:db8:1::2"]);
+  });
+
+  it("leaves the address unplanned while the pool is not known yet (preview of a dependent pool)", async () => {
+    const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const { inputs } = await provider.check({}, news({ pool: { id: POOL, ranges: unknown } }));
+    expect(inputs.ip).toBeUndefined();
+  });
+});
+
+describe("IpAllocation provider: diff", () => {
+  const olds = { poolId: POOL, ips: ["10.0.8.2"], adopt: false };
+  it.each([
+    ["nothing changed", { ...olds, programOrder: 7 }, { changes: false, replaces: [] }],
+    ["another pool", { ...olds, poolId: "urn:other" }, { changes: true, replaces: ["pool"] }],
+    ["another address", { ...olds, ips: ["10.0.8.9"] }, { changes: true, replaces: ["ip"] }],
+    ["adopt turned on", { ...olds, adopt: true }, { changes: true, replaces: [] }],
+    ["not planned yet", { ips: undefined }, { changes: true, replaces: [] }],
+  ])("%s", async (_what, next, expected) => {
+    expect(await provider.diff("10.0.8.2", olds, next)).toEqual(expected);
+  });
+});
