@@ -22,10 +22,8 @@ process.env.PULUMI_EGRESS_IPAM_CLI = path.join(dir, "pulumi");
 afterAll(() => delete process.env.PULUMI_EGRESS_IPAM_CLI);
 
 // A provisioner that sees addresses in use outside Pulumi, registered under "ovn" in this process.
-registerProvisioner(
-  "ovn",
-  () => ({ usedAddresses: async () => ["10.0.8.2", "10.0.8.3"] }) as EgressIPProvisioner,
-);
+const observing: Partial<EgressIPProvisioner> = { usedAddresses: async () => ["10.0.8.2", "10.0.8.3"] };
+registerProvisioner("ovn", () => observing as EgressIPProvisioner);
 
 let n = 0;
 const news = (over: Record<string, unknown> = {}) => ({
