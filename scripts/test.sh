@@ -10,5 +10,6 @@ echo "== format, lint, typecheck" >&2
 prettier --check --log-level warn .
 eslint .
 tsc --noEmit -p tsconfig.json
+node scripts/check-api-docs.mjs
 echo "== tests" >&2
 vitest run "$@"
