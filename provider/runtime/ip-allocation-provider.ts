@@ -1,5 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProperty, type AllocationRecord } from "../state/allocation-record";
+import { forget, shared } from "../state/process-registry";
 import { stackLedger } from "../state/stack-ledger";
 import type { ProviderImpl } from "./index";
 import {
@@ -83,10 +84,22 @@ async function checkAllocation(olds: Props, news: Props): Promise<pulumi.dynamic
   }
 }
 
-async function usedAddresses(pool: ResolvedPool, config: Props): Promise<string[]> {
+/**
+ * Addresses the provisioner sees in use in the pool's subnets, read once per deployment (provider
+ * process): addresses this deployment takes are in the ledger already, and placement re-checks
+ * the subnet before it assigns anything.
+ */
+function usedAddresses(pool: ResolvedPool, config: Props): Promise<string[]> {
   const subnets = pool.rangeSets.flatMap((set) => [...set].map((r) => r.subnet));
-  const used = await provisionerFor(config as ProvisionerConfig).usedAddresses?.(subnets);
-  return used ?? [];
+  const key = JSON.stringify([config, subnets]);
+  return shared("used-addresses", key, () => {
+    const p = provisionerFor(config as ProvisionerConfig)
+      .usedAddresses?.(subnets)
+      .then((used) => used ?? []);
+    const result = p ?? Promise.resolve([]);
+    result.catch(() => forget("used-addresses", key));
+    return result;
+  });
 }
 
 /**
