@@ -41,7 +41,7 @@ export class IpAllocation extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpAllocation", opts);
-    const turn = args.pool.holderTurn();
+    const turn = args.pool.holderTurn(`IpAllocation "${name}"`);
     const props = {
       ...context,
       pool: args.pool.ref,

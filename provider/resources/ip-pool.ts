@@ -31,6 +31,8 @@ export interface IpPoolArgs {
   cloudReserved?: pulumi.Input<"aws">;
 }
 
+const holderWaitWarningMs = 60_000;
+
 /** One allocation of a pool, as `pulumi refresh` reports it. */
 export interface PoolAllocation {
   ip: string;
@@ -67,8 +69,10 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly free: pulumi.Output<string | undefined>;
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
+  private readonly poolName: string;
   private holders = 0;
   private lastHolder: Promise<unknown> = Promise.resolve();
+  private lastHolderName = "";
 
   /**
    * A place in this pool's registration queue, for resources that take addresses from it.
@@ -79,15 +83,31 @@ export class IpPool extends pulumi.dynamic.Resource {
    * the pool has been registered: `order` resolves to the holder's position once it is its turn
    * (pass it as an input), and `registered` hands the turn on. There is no dependency between
    * holders, so deletes and dependents stay parallel. A holder whose inputs wait on a later holder
-   * of the same pool would wait forever; such a program must use two pools.
+   * of the same pool would wait forever; such a program must use two pools, and a warning after a
+   * minute of waiting says so.
+   * @param holder - how messages name the holder, e.g. `IpAllocation "web"`.
    */
-  holderTurn(): { order: Promise<number>; registered(urn: pulumi.Output<string>): void } {
+  holderTurn(holder: string): { order: Promise<number>; registered(urn: pulumi.Output<string>): void } {
     const position = this.holders++;
     const previous = this.lastHolder;
+    const waitingFor = this.lastHolderName;
     let handOn!: () => void;
     this.lastHolder = new Promise<void>((resolve) => (handOn = resolve));
+    this.lastHolderName = holder;
+    // A long wait is legitimate (the previous holder's inputs may come from a slow resource), but a
+    // cycle never ends: say what is being waited for, once.
+    const warn = setTimeout(
+      () =>
+        pulumi.log.warn(
+          `${holder} has waited ${holderWaitWarningMs / 1000} s for ${waitingFor}, the previous holder of pool ` +
+            `"${this.poolName}", to register; if ${waitingFor} takes an input from ${holder}, ` +
+            `they wait for each other: take those addresses from two pools`,
+        ),
+      holderWaitWarningMs,
+    );
+    warn.unref();
     return {
-      order: previous.then(() => position),
+      order: previous.then(() => (clearTimeout(warn), position)),
       registered: (urn) => void urn.apply(() => handOn()),
     };
   }
@@ -112,6 +132,7 @@ export class IpPool extends pulumi.dynamic.Resource {
       free: undefined,
     };
     super(thinProvider("IpPool"), name, props, opts, "egress-ipam", "IpPool");
+    this.poolName = name;
     // The same identity the pool's provider uses; derived through this.urn so that resources taking
     // the ref depend on the pool (and are deleted before it).
     const id = pulumi.all([this.urn, pulumi.output(context.owner)]).apply(([, poolId]) => poolId);
