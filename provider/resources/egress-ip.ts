@@ -7,8 +7,11 @@ import { thinProvider } from "./thin-provider";
 
 /** Inputs of {@link EgressIp}. */
 export interface EgressIpArgs {
-  /** The pool the addresses come from. */
-  pool: IpPool;
+  /**
+   * The pool the addresses come from, or one pool per failure domain (`{ "us-east-1a": poolA, … }`):
+   * on AWS a subnet lives in one availability zone, so each zone needs a pool of its own subnet.
+   */
+  pool: IpPool | Record<string, IpPool>;
   /** Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, … Never credentials. */
   provisioner: pulumi.Input<ProvisionerConfig>;
   /** The namespace the egress IPs serve (informational for `none` and `aws`). */
@@ -61,6 +64,9 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
   }
 }
 
+const isPool = (p: IpPool | Record<string, IpPool>): p is IpPool =>
+  typeof (p as IpPool).holderTurn === "function";
+
 /**
  * Egress IPs for a namespace: one address per failure domain from a pool, each placed on a host by
  * the provisioner. Addresses are planned in program order and shown at preview; placement runs in
@@ -89,9 +95,20 @@ export class EgressIp extends pulumi.ComponentResource {
       throw new Error(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
     }
     const child = (domain: string) => (domain === "" ? name : `${name}-${domain}`);
+    const poolFor = (domain: string): IpPool => {
+      if (isPool(args.pool)) return args.pool;
+      const pool = args.pool[domain];
+      if (!pool) throw new Error(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
+      return pool;
+    };
     this.allocations = domains.map(
       (domain, i) =>
-        new IpAllocation(child(domain), { pool: args.pool, ip: args.ips?.[i] }, { parent: this }),
+        new IpAllocation(
+          child(domain),
+          // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
+          { pool: poolFor(domain), ip: args.ips?.[i], observeWith: args.provisioner },
+          { parent: this },
+        ),
     );
     this.assignments = domains.map(
       (domain, i) =>
