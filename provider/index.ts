@@ -17,7 +17,11 @@ export {
   type EgressIpAssignmentArgs,
 } from "./resources/egress-ip";
 export { CidrAssignment, type CidrAssignmentArgs } from "./resources/cidr-assignment";
-export type { ProvisionerConfig, NoneProvisionerConfig } from "./provisioners/provisioner-config";
+export type {
+  AwsProvisionerConfig,
+  NoneProvisionerConfig,
+  ProvisionerConfig,
+} from "./provisioners/provisioner-config";
 export { typeToken } from "./resources/context";
 export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";
 export type { RangeArgs } from "./runtime/pool-spec";

@@ -1,6 +1,7 @@
 // Egress IPs for two tenant namespaces: one address per failure domain from a shared pool, each
-// placed on a host. The `none` provisioner treats hosts as labels, so this runs anywhere; switch
-// the provisioner to `{ kind: "aws", region: "us-east-1" }` to place the addresses on EC2 nodes.
+// placed on a host. The `none` provisioner treats hosts as labels, so this runs anywhere. For EC2
+// nodes use `{ kind: "aws", region: "us-east-1" }` and one pool per zone (a subnet lives in one
+// zone): `pool: { "us-east-1a": poolA, "us-east-1b": poolB }` — see README "On AWS".
 import { EgressIp, IpPool } from "pulumi-egress-ipam";
 
 const pool = new IpPool("egress", {

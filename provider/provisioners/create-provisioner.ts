@@ -1,12 +1,18 @@
+import { awsProvisioner } from "./aws-provisioner";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
 import { noneProvisioner } from "./none";
-import { provisionerConfigProblems, type ProvisionerConfig } from "./provisioner-config";
+import {
+  provisionerConfigProblems,
+  type AwsProvisionerConfig,
+  type ProvisionerConfig,
+} from "./provisioner-config";
 
 type Factory = (config: ProvisionerConfig) => EgressIPProvisioner;
 
-// Provisioners other than `none` register here as they are built (aws, ocp-static, ocp-dynamic, ovn).
+// Provisioners register here as they are built (ocp-static, ocp-dynamic and ovn are still to come).
 const factories = new Map<string, Factory>([
   ["none", (c) => noneProvisioner(c as Parameters<typeof noneProvisioner>[0])],
+  ["aws", (c) => awsProvisioner(c as AwsProvisionerConfig)],
 ]);
 
 /**

@@ -5,9 +5,25 @@ export interface NoneProvisionerConfig {
   hosts?: Record<string, string[]>;
 }
 
+/**
+ * Settings of the `aws` provisioner: hosts are EC2 instances (instance ID or private DNS name, which
+ * is the OpenShift node name on AWS), failure domains are availability zones, and egress IPs are
+ * secondary private IPs of each host's primary network interface. Credentials come from the default
+ * AWS credential chain of the process running the deployment, never from here.
+ */
+export interface AwsProvisionerConfig {
+  kind: "aws";
+  /** The region of the instances, e.g. `us-east-1`. */
+  region: string;
+  /** An EC2 endpoint URL other than the region's default (a VPC endpoint, or an emulator in tests). */
+  endpoint?: string;
+  /** EC2 tags every eligible host carries (e.g. `{ "kubernetes.io/cluster/<infra-id>": "owned" }`); default: every running instance. */
+  hostTags?: Record<string, string>;
+}
+
 /** Settings shared by provisioners that are not built into this version yet. */
 export interface OtherProvisionerConfig {
-  kind: "aws" | "ocp-static" | "ocp-dynamic" | "ovn";
+  kind: "ocp-static" | "ocp-dynamic" | "ovn";
   [setting: string]: unknown;
 }
 
@@ -15,7 +31,7 @@ export interface OtherProvisionerConfig {
  * Provisioner settings, stored in state as resource inputs: names and selectors only, never
  * credentials (AWS uses the default credential chain, Kubernetes a kubeconfig context name).
  */
-export type ProvisionerConfig = NoneProvisionerConfig | OtherProvisionerConfig;
+export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | OtherProvisionerConfig;
 
 /** Every provisioner kind this package knows. */
 export const provisionerKinds = ["none", "aws", "ocp-static", "ocp-dynamic", "ovn"] as const;
@@ -65,6 +81,47 @@ export function provisionerConfigProblems(config: unknown): { property: string; 
         property: "hosts",
         reason: "must map each failure domain to a non-empty list of host names",
       });
+  }
+  if (c.kind === "aws") problems.push(...awsConfigProblems(c));
+  return problems;
+}
+
+const awsKeys = new Set(["kind", "region", "endpoint", "hostTags"]);
+
+function awsConfigProblems(c: Record<string, unknown>): { property: string; reason: string }[] {
+  const problems: { property: string; reason: string }[] = [];
+  if (typeof c.region !== "string" || !/^[a-z]{2}(-[a-z0-9]+)+-\d+$/.test(c.region)) {
+    problems.push({
+      property: "region",
+      reason: `must be an AWS region name such as "us-east-1" (got ${JSON.stringify(c.region)})`,
+    });
+  }
+  if (
+    c.endpoint !== undefined &&
+    (typeof c.endpoint !== "string" || !/^https?:\/\/[^\s/]+/.test(c.endpoint))
+  ) {
+    problems.push({
+      property: "endpoint",
+      reason: `must be an http(s) URL such as "https://ec2.us-east-1.amazonaws.com" (got ${JSON.stringify(c.endpoint)})`,
+    });
+  }
+  if (c.hostTags !== undefined) {
+    const tags = c.hostTags as Record<string, unknown>;
+    const ok =
+      tags &&
+      typeof tags === "object" &&
+      !Array.isArray(tags) &&
+      Object.values(tags).every((v) => typeof v === "string");
+    if (!ok)
+      problems.push({ property: "hostTags", reason: 'must map tag keys to values, e.g. { role: "egress" }' });
+  }
+  for (const key of Object.keys(c)) {
+    if (!awsKeys.has(key) && !secretLike.test(key)) {
+      problems.push({
+        property: key,
+        reason: `unknown setting of the aws provisioner; it takes ${[...awsKeys].filter((k) => k !== "kind").join(", ")}`,
+      });
+    }
   }
   return problems;
 }

@@ -52,14 +52,22 @@ export class Harness {
     this.auto = this.require("@pulumi/pulumi/automation");
   }
 
-  /** A harness in a new temporary directory inside the consumer project. */
-  static create(projectName = "egress-ipam-test"): Harness {
+  /** Extra environment of the Pulumi commands (and so of the provider process), e.g. AWS credentials. */
+  private extraEnv: Record<string, string> = {};
+
+  /**
+   * A harness in a new temporary directory inside the consumer project. `options.env` is added to
+   * the environment of every Pulumi command, where the dynamic provider reads it.
+   */
+  static create(projectName = "egress-ipam-test", options: { env?: Record<string, string> } = {}): Harness {
     const consumerDir = process.env.EGRESS_IPAM_CONSUMER;
     if (!consumerDir)
       throw new Error("EGRESS_IPAM_CONSUMER is not set: run end-to-end tests through vitest's e2e project");
     const runs = path.join(consumerDir, "runs");
     fs.mkdirSync(runs, { recursive: true });
-    return new Harness(consumerDir, fs.mkdtempSync(path.join(runs, `${projectName}-`)), projectName);
+    const h = new Harness(consumerDir, fs.mkdtempSync(path.join(runs, `${projectName}-`)), projectName);
+    h.extraEnv = { ...options.env };
+    return h;
   }
 
   /** Loads a module as the consumer project sees it, e.g. `pkg("pulumi-egress-ipam/testing")`. */
@@ -80,6 +88,7 @@ export class Harness {
       PULUMI_CONFIG_PASSPHRASE: "test",
       PULUMI_SKIP_UPDATE_CHECK: "true",
       PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION: "true",
+      ...this.extraEnv,
     };
   }
 

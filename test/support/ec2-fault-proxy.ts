@@ -1,0 +1,134 @@
+// A thin HTTP proxy in front of moto that injects what moto cannot: EC2 error answers
+// (RequestLimitExceeded throttling, PrivateIpAddressLimitExceeded, …) and latency. It records every
+// call by EC2 action, so tests can count attempts. Erasable TypeScript, no relative imports: the
+// benchmarks load it too.
+import * as http from "node:http";
+import type * as net from "node:net";
+
+/** An error answer to inject. */
+export interface Fault {
+  /** The EC2 action it applies to (e.g. `AssignPrivateIpAddresses`); every action when omitted. */
+  action?: string;
+  /** How many matching calls get the error (default 1); later calls pass through. */
+  times?: number;
+  /** The EC2 error code, e.g. `RequestLimitExceeded`. */
+  code: string;
+  message?: string;
+  /** HTTP status (default 503 for throttling and server codes, 400 otherwise). */
+  status?: number;
+}
+
+/** One call seen by the proxy. */
+export interface ProxiedCall {
+  action: string;
+  /** The request's query parameters (`Filter.1.Name`, `AllowReassignment`, …). */
+  params: Record<string, string>;
+  /** Milliseconds since the proxy started, when the call arrived. */
+  at: number;
+  /** The injected error code, if the call got one. */
+  fault?: string;
+}
+
+/** A running proxy. */
+export interface FaultProxy {
+  /** `http://127.0.0.1:<port>`: give this to the client instead of moto's endpoint. */
+  endpoint: string;
+  /** Delay added before every call is answered; may be changed at any time. */
+  latencyMs: number;
+  /** Every call so far, in arrival order. */
+  calls: ProxiedCall[];
+  /** Queues an error answer. */
+  inject(fault: Fault): void;
+  /** Drops queued faults and the call log. */
+  clear(): void;
+  /** The calls of one action. */
+  count(action: string): number;
+  stop(): Promise<void>;
+}
+
+const serverCodes = /^(RequestLimitExceeded|Throttling|InternalError|ServiceUnavailable|Unavailable)$/;
+
+function errorXml(code: string, message: string): string {
+  return (
+    `<?xml version="1.0" encoding="UTF-8"?>\n<Response><Errors><Error><Code>${code}</Code>` +
+    `<Message>${message}</Message></Error></Errors><RequestID>fault-proxy</RequestID></Response>`
+  );
+}
+
+/** Starts the proxy on a free loopback port, forwarding to `target` (moto's endpoint). */
+export async function startFaultProxy(
+  target: string,
+  options: { latencyMs?: number } = {},
+): Promise<FaultProxy> {
+  const upstream = new URL(target);
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+  const faults: (Fault & { left: number })[] = [];
+  const started = Date.now();
+  const sockets = new Set<net.Socket>();
+
+  const proxy: FaultProxy = {
+    endpoint: "",
+    latencyMs: options.latencyMs ?? 0,
+    calls: [],
+    inject: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
+    clear() {
+      faults.length = 0;
+      proxy.calls.length = 0;
+    },
+    count: (action) => proxy.calls.filter((c) => c.action === action).length,
+    stop: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        agent.destroy();
+        server.close(() => resolve());
+      }),
+  };
+
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", async () => {
+      const body = Buffer.concat(chunks);
+      const params = Object.fromEntries(new URLSearchParams(body.toString()));
+      const action = params.Action ?? "";
+      const call: ProxiedCall = { action, params, at: Date.now() - started };
+      proxy.calls.push(call);
+      if (proxy.latencyMs > 0) await new Promise((r) => setTimeout(r, proxy.latencyMs));
+      const fault = faults.find((f) => f.left > 0 && (f.action === undefined || f.action === action));
+      if (fault) {
+        fault.left--;
+        call.fault = fault.code;
+        const status = fault.status ?? (serverCodes.test(fault.code) ? 503 : 400);
+        res.writeHead(status, { "content-type": "text/xml" });
+        res.end(errorXml(fault.code, fault.message ?? `injected ${fault.code}`));
+        return;
+      }
+      const forward = http.request(
+        {
+          host: upstream.hostname,
+          port: upstream.port,
+          method: req.method,
+          path: req.url,
+          headers: { ...req.headers, host: upstream.host, "content-length": String(body.length) },
+          agent,
+        },
+        (up) => {
+          res.writeHead(up.statusCode ?? 502, up.headers);
+          up.pipe(res);
+        },
+      );
+      forward.on("error", (e) => {
+        res.writeHead(502, { "content-type": "text/plain" });
+        res.end(`fault proxy: upstream ${target} failed: ${e.message}`);
+      });
+      forward.end(body);
+    });
+  });
+  server.on("connection", (s) => {
+    sockets.add(s);
+    s.on("close", () => sockets.delete(s));
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  proxy.endpoint = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  return proxy;
+}
