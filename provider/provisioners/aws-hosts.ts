@@ -103,6 +103,15 @@ export class HostInventory {
     return best.instance.id;
   }
 
+  /**
+   * Whether `host` (instance ID or private DNS name) is among the zone's eligible instances, from
+   * the same cached list `choose` uses: no EC2 call per question.
+   */
+  async serves(host: string, zone: string, signal?: AbortSignal): Promise<boolean> {
+    const instances = await this.eligible(zone, signal);
+    return instances.some((i) => i.id === host || i.privateDnsName === host);
+  }
+
   /** Records an address placed on the instance (its planned placement, if any, is done). */
   placed(instanceId: string): void {
     this.bump(this.planned, instanceId, -1);

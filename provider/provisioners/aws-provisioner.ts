@@ -150,6 +150,8 @@ export function awsProvisioner(
   return {
     findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
 
+    hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
+
     async addSpecifiedIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
       const { instance, eni, subnet } = await target(host, signal);

@@ -27,4 +27,10 @@ export interface EgressIPProvisioner {
    * of every network interface in those subnets), so the pool never plans them. Canonical strings.
    */
   usedAddresses?(cidrs: string[], signal?: AbortSignal): Promise<string[]>;
+  /**
+   * Optional: whether `host` is still an eligible host of the failure domain (running, tagged).
+   * Asked at every `check` for a placed address, so it must be cheap (a cached inventory); when it
+   * says no, the address is planned onto another host and the next `up` moves it there.
+   */
+  hostServes?(host: string, failureDomain: string, signal?: AbortSignal): Promise<boolean>;
 }

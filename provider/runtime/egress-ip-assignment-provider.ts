@@ -26,14 +26,18 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   }
   if (failures.length > 0) return { inputs: news, failures };
 
+  const provisioner = provisionerFor(news.provisioner);
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
   let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
-  if (!host) {
-    try {
-      host = await provisionerFor(news.provisioner).findHostForNewIP(news.failureDomain, signal());
-    } catch (e) {
-      return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
+  try {
+    // A host that left the domain (terminated, untagged) is replaced now, so plain `up` moves the
+    // address; a pinned host is the user's choice and stays.
+    if (host && !news.pinnedHost && provisioner.hostServes) {
+      if (!(await provisioner.hostServes(host, news.failureDomain, signal()))) host = undefined;
     }
+    host ??= await provisioner.findHostForNewIP(news.failureDomain, signal());
+  } catch (e) {
+    return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
   }
   return { inputs: { ...news, ip, host } };
 }

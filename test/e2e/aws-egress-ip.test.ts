@@ -140,10 +140,14 @@ describe("EgressIp with the aws provisioner, against moto", () => {
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
   });
 
-  it("moves the address off a host that vanished to a healthy host of the same zone", async () => {
+  it("moves the address off a host that vanished to a healthy host of the same zone on plain up", async () => {
     const before = await outputs();
     await ec2.send(new TerminateInstancesCommand({ InstanceIds: [before.host1b!] }));
-    const up = await h.up({ refresh: true });
+    const preview = await h.preview();
+    expect(preview.op("EgressIpAssignment::team-a-us-east-1b")).toBe("update");
+    expect(preview.planned("EgressIpAssignment::team-a-us-east-1b")?.host).not.toBe(before.host1b);
+    expect(preview.op("EgressIpAssignment::team-a-us-east-1a")).toBe("same");
+    const up = await h.up();
     const host1b = up.outputs.host1b!.value as string;
     expect(host1b).not.toBe(before.host1b);
     expect(tagged(zones["1b"])).toContain(host1b);

@@ -35,6 +35,9 @@ const fake: EgressIPProvisioner = {
     if (!hosts.get(host)?.has(ip)) throw new Error(`${ip} is not on ${host}`);
   },
   async assignCIDR() {},
+  async hostServes(host, domain) {
+    return hosts.has(host) && host.startsWith(`${domain}/`);
+  },
 };
 registerProvisioner("ovn", () => fake);
 
@@ -63,6 +66,14 @@ describe("EgressIpAssignment provider", () => {
     expect((await provider.check({}, { ...news, pinnedHost: "zone-a/n1" })).inputs.host).toBe("zone-a/n1");
     const olds = { ...news, host: "zone-a/n1" };
     expect((await provider.check(olds, news)).inputs.host).toBe("zone-a/n1");
+  });
+
+  it("plans another host when the kept one no longer serves the domain, but never moves a pinned one", async () => {
+    const news = inputs();
+    const olds = { ...news, host: "zone-a/gone" };
+    expect((await provider.check(olds, news)).inputs.host).toBe("zone-a/n2");
+    const pinned = { ...news, pinnedHost: "zone-a/gone" };
+    expect((await provider.check(olds, pinned)).inputs.host).toBe("zone-a/gone");
   });
 
   it("reports a domain without hosts and credentials in the config as check failures", async () => {
