@@ -1,21 +1,15 @@
 import type * as pulumi from "@pulumi/pulumi";
-import { provisionerConfigProblems } from "../provisioners";
 import type { ProviderImpl } from "./index";
-import { resolvePool, type Failure } from "./pool-spec";
+import { poolSubnets, resolvePool, type Failure } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
-import { provisionerFor } from "./provisioner-cache";
+import { callSignal, provisionerFailures, provisionerFor } from "./provisioner-cache";
 import { hasUnknown } from "./unknowns";
-
-const signal = () => AbortSignal.timeout(300_000);
 
 async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
   if ([news.pool, news.provisioner, news.requestedHosts, news.failureDomain].some(hasUnknown)) {
     return { inputs: news };
   }
-  const failures: Failure[] = provisionerConfigProblems(news.provisioner).map((p) => ({
-    property: p.property ? `provisioner.${p.property}` : "provisioner",
-    reason: p.reason,
-  }));
+  const failures: Failure[] = provisionerFailures(news.provisioner);
   const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
   failures.push(...poolFailures);
   const byHosts = Array.isArray(news.requestedHosts) && news.requestedHosts.length > 0;
@@ -27,7 +21,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
   }
   if (failures.length > 0 || !pool) return { inputs: news, failures };
 
-  const cidrs = [...new Set(pool.rangeSets.flatMap((set) => [...set].map((r) => r.subnet)))];
+  const cidrs = poolSubnets(pool.rangeSets);
   let hosts: string[] = byHosts
     ? news.requestedHosts
     : olds.failureDomain === news.failureDomain
@@ -35,7 +29,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
       : [];
   if (!hosts?.length) {
     try {
-      hosts = [await provisionerFor(news.provisioner).findHostForNewIP(news.failureDomain, signal())];
+      hosts = [await provisionerFor(news.provisioner).findHostForNewIP(news.failureDomain, callSignal())];
     } catch (e) {
       return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
     }
@@ -46,7 +40,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
 async function assign(news: Props, already: string[] = []) {
   const provisioner = provisionerFor({ ...news.provisioner, cidrs: news.cidrs });
   for (const host of news.hosts as string[]) {
-    if (!already.includes(host)) await provisioner.assignCIDR(host, signal());
+    if (!already.includes(host)) await provisioner.assignCIDR(host, callSignal());
   }
 }
 

@@ -1,23 +1,15 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress } from "../allocator";
-import { provisionerConfigProblems } from "../provisioners";
 import type { ProviderImpl } from "./index";
 import type { Failure } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
-import { provisionerFor } from "./provisioner-cache";
+import { callSignal, provisionerFailures, provisionerFor } from "./provisioner-cache";
 import { hasUnknown } from "./unknowns";
-
-/** Upper bound for one provisioner call, so a hung cloud API fails the step instead of the deployment. */
-const callTimeoutMs = 300_000;
-const signal = () => AbortSignal.timeout(callTimeoutMs);
 
 async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
   if (hasUnknown(news.ip) || hasUnknown(news.provisioner) || hasUnknown(news.pinnedHost))
     return { inputs: news };
-  const failures: Failure[] = provisionerConfigProblems(news.provisioner).map((p) => ({
-    property: p.property ? `provisioner.${p.property}` : "provisioner",
-    reason: p.reason,
-  }));
+  const failures: Failure[] = provisionerFailures(news.provisioner);
   let ip = news.ip;
   try {
     ip = canonicalAddress(String(news.ip));
@@ -33,9 +25,9 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     // A host that left the domain (terminated, untagged) is replaced now, so plain `up` moves the
     // address; a pinned host is the user's choice and stays.
     if (host && !news.pinnedHost && provisioner.hostServes) {
-      if (!(await provisioner.hostServes(host, news.failureDomain, signal()))) host = undefined;
+      if (!(await provisioner.hostServes(host, news.failureDomain, callSignal()))) host = undefined;
     }
-    host ??= await provisioner.findHostForNewIP(news.failureDomain, signal());
+    host ??= await provisioner.findHostForNewIP(news.failureDomain, callSignal());
   } catch (e) {
     return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
   }
@@ -63,14 +55,14 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   },
 
   async create(inputs) {
-    await provisionerFor(inputs.provisioner).addSpecifiedIP(inputs.ip, inputs.host, signal());
+    await provisionerFor(inputs.provisioner).addSpecifiedIP(inputs.ip, inputs.host, callSignal());
     return { id: inputs.ip, outs: outputsOf(inputs) };
   },
 
   async read(id, props) {
     if (!props.host) return { id, props };
     try {
-      await provisionerFor(props.provisioner).checkIP(props.ip, props.host, signal());
+      await provisionerFor(props.provisioner).checkIP(props.ip, props.host, callSignal());
       return { id, props };
     } catch (e) {
       // Drift: record where the address should have been; the next check plans a host again.
@@ -88,15 +80,15 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     const provisioner = provisionerFor(news.provisioner);
     const from = olds.host || olds.placement?.from;
     if (from && from !== news.host) {
-      await provisioner.moveIP(news.ip, from, news.host, signal());
+      await provisioner.moveIP(news.ip, from, news.host, callSignal());
     } else if (!olds.host) {
-      await provisioner.addSpecifiedIP(news.ip, news.host, signal());
+      await provisioner.addSpecifiedIP(news.ip, news.host, callSignal());
     }
     return { outs: outputsOf(news) };
   },
 
   async delete(_id, props) {
     const host = props.host || props.placement?.from;
-    if (host) await provisionerFor(props.provisioner).removeIP(props.ip, host, signal());
+    if (host) await provisionerFor(props.provisioner).removeIP(props.ip, host, callSignal());
   },
 };

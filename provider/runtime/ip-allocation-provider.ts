@@ -7,6 +7,7 @@ import {
   addressDetails,
   checkRequestable,
   poolChooser,
+  poolSubnets,
   resolvePool,
   type Failure,
   type ResolvedPool,
@@ -90,7 +91,7 @@ async function checkAllocation(olds: Props, news: Props): Promise<pulumi.dynamic
  * the subnet before it assigns anything.
  */
 function usedAddresses(pool: ResolvedPool, config: Props): Promise<string[]> {
-  const subnets = pool.rangeSets.flatMap((set) => [...set].map((r) => r.subnet));
+  const subnets = poolSubnets(pool.rangeSets);
   const key = JSON.stringify([config, subnets]);
   return shared("used-addresses", key, () => {
     const p = provisionerFor(config as ProvisionerConfig)

@@ -124,8 +124,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
     if (spec.cloudReserved !== "aws") {
       fail("cloudReserved", `unknown cloud ${JSON.stringify(spec.cloudReserved)}; use "aws" or leave it out`);
     } else {
-      const subnets = new Set(rangeSets.flatMap((s) => [...s].map((r) => r.subnet)));
-      for (const subnet of subnets) exclude.push(...cloudReservedAddresses(subnet, "aws"));
+      for (const subnet of poolSubnets(rangeSets)) exclude.push(...cloudReservedAddresses(subnet, "aws"));
     }
   }
   const strategy = spec.strategy ?? "round-robin";
@@ -134,6 +133,11 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
   }
   if (failures.length > 0) return { failures };
   return { pool: { rangeSets, exclude, reserved, strategy }, failures };
+}
+
+/** The distinct subnets of the ranges of some range sets, in order. */
+export function poolSubnets(rangeSets: readonly RangeSet[]): string[] {
+  return [...new Set(rangeSets.flatMap((set) => [...set].map((r) => r.subnet)))];
 }
 
 /** The canonical ranges of a resolved pool, one list per range set, as pool outputs show them. */

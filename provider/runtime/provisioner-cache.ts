@@ -1,4 +1,4 @@
-import { createProvisioner, type EgressIPProvisioner } from "../provisioners";
+import { createProvisioner, provisionerConfigProblems, type EgressIPProvisioner } from "../provisioners";
 import type { ProvisionerConfig } from "../provisioners/provisioner-config";
 import { shared } from "../state/process-registry";
 
@@ -8,4 +8,18 @@ import { shared } from "../state/process-registry";
  */
 export function provisionerFor(config: ProvisionerConfig): EgressIPProvisioner {
   return shared("provisioner", JSON.stringify(config), () => createProvisioner(config));
+}
+
+/** Upper bound for one provisioner call, so a hung cloud API fails the step instead of the deployment. */
+const callTimeoutMs = 300_000;
+
+/** The abort signal for one provisioner call. */
+export const callSignal = (): AbortSignal => AbortSignal.timeout(callTimeoutMs);
+
+/** Problems of a resource's `provisioner` input, as `check` failures under `provisioner.<setting>`. */
+export function provisionerFailures(config: unknown): { property: string; reason: string }[] {
+  return provisionerConfigProblems(config).map((p) => ({
+    property: p.property ? `provisioner.${p.property}` : "provisioner",
+    reason: p.reason,
+  }));
 }
