@@ -37,6 +37,8 @@ export interface FaultProxy {
   latencyMs: number;
   /** Every call so far, in arrival order. */
   calls: ProxiedCall[];
+  /** The most calls that were being answered at one time since the last {@link clear}. */
+  maxInFlight: number;
   /** Queues an error answer. */
   inject(fault: Fault): void;
   /** Drops queued faults and the call log. */
@@ -65,15 +67,18 @@ export async function startFaultProxy(
   const faults: (Fault & { left: number })[] = [];
   const started = Date.now();
   const sockets = new Set<net.Socket>();
+  let inFlight = 0;
 
   const proxy: FaultProxy = {
     endpoint: "",
     latencyMs: options.latencyMs ?? 0,
     calls: [],
+    maxInFlight: 0,
     inject: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     clear() {
       faults.length = 0;
       proxy.calls.length = 0;
+      proxy.maxInFlight = 0;
     },
     count: (action) => proxy.calls.filter((c) => c.action === action).length,
     stop: () =>
@@ -93,6 +98,8 @@ export async function startFaultProxy(
       const action = params.Action ?? "";
       const call: ProxiedCall = { action, params, at: Date.now() - started };
       proxy.calls.push(call);
+      proxy.maxInFlight = Math.max(proxy.maxInFlight, ++inFlight);
+      res.on("close", () => inFlight--);
       if (proxy.latencyMs > 0) await new Promise((r) => setTimeout(r, proxy.latencyMs));
       const fault = faults.find((f) => f.left > 0 && (f.action === undefined || f.action === action));
       if (fault) {
