@@ -65,7 +65,7 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
 }
 
 const isPool = (p: IpPool | Record<string, IpPool>): p is IpPool =>
-  typeof (p as IpPool).holderTurn === "function";
+  typeof (p as IpPool).enqueueHolder === "function";
 
 /**
  * Egress IPs for a namespace: one address per failure domain from a pool, each placed on a host by

@@ -41,7 +41,6 @@ export class IpAllocation extends pulumi.dynamic.Resource {
 
   constructor(name: string, args: IpAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpAllocation", opts);
-    const turn = args.pool.holderTurn(`IpAllocation "${name}"`);
     const props = {
       ...context,
       pool: args.pool.ref,
@@ -49,7 +48,7 @@ export class IpAllocation extends pulumi.dynamic.Resource {
       ip: args.ip,
       adopt: args.adopt,
       observeWith: args.observeWith,
-      programOrder: turn.order,
+      poolQueue: args.pool.enqueueHolder(context.owner, args.ip, args.observeWith),
       ips: undefined,
       cidr: undefined,
       gateway: undefined,
@@ -57,6 +56,5 @@ export class IpAllocation extends pulumi.dynamic.Resource {
       allocation: undefined,
     };
     super(thinProvider("IpAllocation"), name, props, opts, "egress-ipam", "IpAllocation");
-    turn.registered(this.urn);
   }
 }

@@ -1,4 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
+import type { ProvisionerConfig } from "../provisioners/provisioner-config";
+import type { QueuedHolder } from "../runtime/pool-queue";
 import type { RangeArgs } from "../runtime/pool-spec";
 import { providerContext } from "./context";
 import { thinProvider } from "./thin-provider";
@@ -31,7 +33,22 @@ export interface IpPoolArgs {
   cloudReserved?: pulumi.Input<"aws">;
 }
 
-const holderWaitWarningMs = 60_000;
+/** A queued holder before its URN is known. */
+type QueuedHolderInput = Omit<QueuedHolder, "owner"> & { owner: Promise<string> };
+
+/** A {@link PoolQueue} as the program builds it (the engine resolves it before `check`). */
+interface PoolQueueInput {
+  observers: pulumi.Input<ProvisionerConfig>[];
+  holders: QueuedHolderInput[];
+}
+
+/** Whether a value is plain JSON (no outputs or promises inside), so equal values mean equal configs. */
+function isPlainJson(value: unknown): boolean {
+  if (value === null || ["string", "number", "boolean"].includes(typeof value)) return true;
+  if (Array.isArray(value)) return value.every(isPlainJson);
+  if (typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  return Object.values(value as object).every((v) => v === undefined || isPlainJson(v));
+}
 
 /** One allocation of a pool, as `pulumi refresh` reports it. */
 export interface PoolAllocation {
@@ -69,47 +86,42 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly free: pulumi.Output<string | undefined>;
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
-  private readonly poolName: string;
-  private holders = 0;
-  private lastHolder: Promise<unknown> = Promise.resolve();
-  private lastHolderName = "";
+  private readonly queue: PoolQueueInput = { observers: [], holders: [] };
+  private readonly observerIndex = new Map<unknown, number>();
 
   /**
-   * A place in this pool's registration queue, for resources that take addresses from it.
+   * Adds a holder (a resource taking addresses from this pool) to the pool's queue, and returns
+   * what the holder passes as its `poolQueue` input: every holder so far, in program order, itself
+   * last.
    *
    * The engine checks resources one at a time in the order their registrations arrive, and
-   * concurrent registrations arrive in a different order on every run; planned addresses would then
-   * differ between `preview` and `up`. So each holder registers only after the previous holder of
-   * the pool has been registered: `order` resolves to the holder's position once it is its turn
-   * (pass it as an input), and `registered` hands the turn on. There is no dependency between
-   * holders, so deletes and dependents stay parallel. A holder whose inputs wait on a later holder
-   * of the same pool would wait forever; such a program must use two pools, and a warning after a
-   * minute of waiting says so.
-   * @param holder - how messages name the holder, e.g. `IpAllocation "web"`.
+   * concurrent registrations arrive in a different order on every run. With the queue, a holder's
+   * check first plans every earlier holder that has no plan yet, so preview and `up` plan the same
+   * addresses in program order whatever order the checks come in, and holders register in parallel.
+   * A requested address that is not a plain string is not known when other holders are planned:
+   * list it in the pool's `reserved` so automatic plans stay off it.
    */
-  holderTurn(holder: string): { order: Promise<number>; registered(urn: pulumi.Output<string>): void } {
-    const position = this.holders++;
-    const previous = this.lastHolder;
-    const waitingFor = this.lastHolderName;
-    let handOn!: () => void;
-    this.lastHolder = new Promise<void>((resolve) => (handOn = resolve));
-    this.lastHolderName = holder;
-    // A long wait is legitimate (the previous holder's inputs may come from a slow resource), but a
-    // cycle never ends: say what is being waited for, once.
-    const warn = setTimeout(
-      () =>
-        pulumi.log.warn(
-          `${holder} has waited ${holderWaitWarningMs / 1000} s for ${waitingFor}, the previous holder of pool ` +
-            `"${this.poolName}", to register; if ${waitingFor} takes an input from ${holder}, ` +
-            `they wait for each other: take those addresses from two pools`,
-        ),
-      holderWaitWarningMs,
-    );
-    warn.unref();
-    return {
-      order: previous.then(() => (clearTimeout(warn), position)),
-      registered: (urn) => void urn.apply(() => handOn()),
-    };
+  enqueueHolder(
+    owner: Promise<string>,
+    ip: pulumi.Input<string> | undefined,
+    observeWith: pulumi.Input<ProvisionerConfig> | undefined,
+  ): PoolQueueInput {
+    const holder: QueuedHolderInput = { owner };
+    if (ip !== undefined) holder.ip = typeof ip === "string" ? ip : null;
+    if (observeWith !== undefined) holder.observer = this.observer(observeWith);
+    this.queue.holders.push(holder);
+    return { observers: [...this.queue.observers], holders: [...this.queue.holders] };
+  }
+
+  /** The index of a provisioner config among the queue's observers; equal plain configs share one. */
+  private observer(config: pulumi.Input<ProvisionerConfig>): number {
+    const key = isPlainJson(config) ? JSON.stringify(config) : config;
+    let index = this.observerIndex.get(key);
+    if (index === undefined) {
+      index = this.queue.observers.push(config) - 1;
+      this.observerIndex.set(key, index);
+    }
+    return index;
   }
 
   constructor(name: string, args: IpPoolArgs, opts?: pulumi.CustomResourceOptions) {
@@ -132,7 +144,6 @@ export class IpPool extends pulumi.dynamic.Resource {
       free: undefined,
     };
     super(thinProvider("IpPool"), name, props, opts, "egress-ipam", "IpPool");
-    this.poolName = name;
     // The same identity the pool's provider uses; derived through this.urn so that resources taking
     // the ref depend on the pool (and are deleted before it).
     const id = pulumi.all([this.urn, pulumi.output(context.owner)]).apply(([, poolId]) => poolId);

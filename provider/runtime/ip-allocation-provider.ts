@@ -1,20 +1,17 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProperty, type AllocationRecord } from "../state/allocation-record";
-import { forget, shared } from "../state/process-registry";
 import { stackLedger } from "../state/stack-ledger";
 import type { ProviderImpl } from "./index";
 import {
   addressDetails,
   checkRequestable,
   poolChooser,
-  poolSubnets,
   resolvePool,
   type Failure,
   type ResolvedPool,
 } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
-import type { ProvisionerConfig } from "../provisioners/provisioner-config";
-import { provisionerFor } from "./provisioner-cache";
+import { holdersAhead, isQueueOf, usedAddresses } from "./pool-queue";
 import { hasUnknown } from "./unknowns";
 
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
@@ -29,8 +26,10 @@ function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
   };
 }
 
-async function checkAllocation(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-  if ([news.pool, news.ip, news.adopt, news.observeWith].some(hasUnknown)) return { inputs: news };
+async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
+  // The pool's queue is only needed here: it is not kept in state.
+  const { poolQueue: queue, ...news } = checked;
+  if ([news.pool, news.ip, news.adopt, news.observeWith, queue].some(hasUnknown)) return { inputs: news };
   const failures: Failure[] = [];
   const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
   failures.push(...poolFailures);
@@ -67,9 +66,11 @@ async function checkAllocation(olds: Props, news: Props): Promise<pulumi.dynamic
 
   try {
     // Addresses in use outside Pulumi state are never planned, nor accepted unless adopted.
-    const inUse = news.observeWith ? await usedAddresses(pool, news.observeWith) : [];
+    const inUse = await usedAddresses(pool, news.observeWith);
     if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
     const ledger = stackLedger({ stack: news.stack, holder: `IpAllocation ${news.owner} (check)` });
+    // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
+    if (isQueueOf(queue, news.owner)) await ledger.planAhead(await holdersAhead(pool, poolId, queue));
     const plan = await ledger.plan({
       pool: poolId,
       owner: news.owner,
@@ -83,24 +84,6 @@ async function checkAllocation(olds: Props, news: Props): Promise<pulumi.dynamic
   } catch (e) {
     return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
   }
-}
-
-/**
- * Addresses the provisioner sees in use in the pool's subnets, read once per deployment (provider
- * process): addresses this deployment takes are in the ledger already, and placement re-checks
- * the subnet before it assigns anything.
- */
-function usedAddresses(pool: ResolvedPool, config: Props): Promise<string[]> {
-  const subnets = poolSubnets(pool.rangeSets);
-  const key = JSON.stringify([config, subnets]);
-  return shared("used-addresses", key, () => {
-    const p = provisionerFor(config as ProvisionerConfig)
-      .usedAddresses?.(subnets)
-      .then((used) => used ?? []);
-    const result = p ?? Promise.resolve([]);
-    result.catch(() => forget("used-addresses", key));
-    return result;
-  });
 }
 
 /**

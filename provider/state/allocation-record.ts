@@ -16,7 +16,8 @@ export interface AllocationRecord {
   ips: string[];
   /**
    * Position in the pool's allocation order. The record with the highest `seq` in state gives the
-   * round-robin cursor of the next deployment.
+   * round-robin cursor of the next deployment. 0 for requested addresses: they do not move the
+   * cursor, so automatic plans do not depend on requests that other holders cannot know about.
    */
   seq: number;
 }

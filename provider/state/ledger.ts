@@ -46,6 +46,17 @@ export interface Ledger {
    */
   plan(req: PlanRequest): Promise<Plan>;
   /**
+   * Plans, in the given order, every request whose owner has no plan in this process yet and does
+   * not already hold its addresses (or the requested ones) in the pool. A request that cannot be
+   * planned (a requested address held by another owner, an exhausted pool) is skipped: its own
+   * `plan` reports it. All requests are for one pool.
+   *
+   * The engine checks resources in the order their registrations arrive, which differs from run to
+   * run; a holder's check plans every earlier holder of the pool (in program order) this way first,
+   * so every check, in preview and in `up`, makes the same plans whatever order they arrive in.
+   */
+  planAhead(requests: readonly PlanRequest[]): Promise<void>;
+  /**
    * Makes `ips` held by `owner`: exactly these, never substitutes. With `adopt`, addresses held by
    * another owner are taken over.
    * @throws IpamError IP_UNAVAILABLE naming the address and its holder when another owner holds one.

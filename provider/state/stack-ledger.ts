@@ -17,16 +17,14 @@ export interface StackLedgerOptions {
   holder?: string;
 }
 
-interface Holding {
-  owner: string;
-  seq: number;
-}
-
 /** One pool's taken set in this process: the checkpoint's records plus this process's changes. */
 class PoolBook {
   loaded = false;
   readonly taken = new AddressSet();
-  readonly byIp = new Map<string, Holding>();
+  /** Holder of every taken address. */
+  readonly byIp = new Map<string, string>();
+  /** Addresses of every holder. */
+  readonly byOwner = new Map<string, Set<string>>();
   /** Plans made in this process, by owner, so a repeated plan returns the same addresses. */
   readonly plans = new Map<string, Plan>();
   maxSeq = 0;
@@ -34,8 +32,12 @@ class PoolBook {
   latest: string[] = [];
 
   hold(ip: string, owner: string, seq: number): void {
-    this.byIp.set(ip, { owner, seq });
+    const previous = this.byIp.get(ip);
+    if (previous !== undefined && previous !== owner) this.byOwner.get(previous)?.delete(ip);
+    this.byIp.set(ip, owner);
+    this.byOwner.set(owner, (this.byOwner.get(owner) ?? new Set()).add(ip));
     this.taken.add(ip);
+    if (seq === 0) return;
     if (seq > this.maxSeq) {
       this.maxSeq = seq;
       this.latest = [ip];
@@ -45,14 +47,54 @@ class PoolBook {
   }
 
   free(ip: string): void {
+    const owner = this.byIp.get(ip);
+    if (owner !== undefined) this.byOwner.get(owner)?.delete(ip);
     this.byIp.delete(ip);
     this.taken.delete(ip);
   }
 
   conflict(ip: string, owner: string, pool: string, what: string, hint = ""): IpamError | undefined {
-    const h = this.byIp.get(ip);
-    if (!h || h.owner === owner) return undefined;
-    return new IpamError("IP_UNAVAILABLE", `${what} ${ip} in pool ${pool} is held by ${h.owner}${hint}`);
+    const holder = this.byIp.get(ip);
+    if (holder === undefined || holder === owner) return undefined;
+    return new IpamError("IP_UNAVAILABLE", `${what} ${ip} in pool ${pool} is held by ${holder}${hint}`);
+  }
+
+  /**
+   * Plans `req` unless its owner planned in this process already.
+   * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner (unless
+   *   adopted), and whatever the chooser throws.
+   */
+  plan(req: PlanRequest): Plan {
+    const previous = this.plans.get(req.owner);
+    if (previous) return previous;
+    for (const ip of req.adopt ? [] : (req.requested ?? [])) {
+      const err = this.conflict(
+        ip,
+        req.owner,
+        req.pool,
+        "requested address",
+        "; set adopt: true to take it over",
+      );
+      if (err) throw err;
+    }
+    const seq = req.requested ? 0 : this.maxSeq + 1;
+    const ips: string[] = [];
+    const count = req.requested ? req.requested.length : (req.count ?? 1);
+    for (let i = 0; i < count; i++) {
+      const ip = req.requested ? req.requested[i]! : req.choose(this.taken, this.latest, i);
+      this.hold(ip, req.owner, seq);
+      ips.push(ip);
+    }
+    const plan = { ips, seq };
+    this.plans.set(req.owner, plan);
+    return plan;
+  }
+
+  /** Whether the owner holds addresses here already: all requested ones, or any when none are. */
+  keeps(req: PlanRequest): boolean {
+    const held = this.byOwner.get(req.owner);
+    if (!held || held.size === 0) return false;
+    return req.requested === undefined || req.requested.every((ip) => held.has(ip));
   }
 }
 
@@ -73,7 +115,8 @@ function cachedExport(stack: string, load: (stack: string) => Promise<Checkpoint
  * stack-scoped in-process lock `<org>/<project>/<stack>/<pool>`.
  *
  * The round-robin cursor is the addresses of the record with the highest `seq`, so it carries over
- * to the next deployment. It cannot cover one case: when the most recent allocations are deleted,
+ * to the next deployment. Requested addresses do not move it (unlike host-local): a holder whose
+ * requested address comes from another resource cannot be known to the other holders' plans. It cannot cover one case: when the most recent allocations are deleted,
  * their records leave state and the next deployment resumes after the newest surviving record, so
  * addresses released after it may be handed out again before the rest of the pool has been used.
  */
@@ -98,32 +141,21 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
   };
 
   return {
-    plan: (req: PlanRequest) =>
-      locked(req.pool, (b) => {
-        const previous = b.plans.get(req.owner);
-        if (previous) return previous;
-        for (const ip of req.adopt ? [] : (req.requested ?? [])) {
-          const err = b.conflict(
-            ip,
-            req.owner,
-            req.pool,
-            "requested address",
-            "; set adopt: true to take it over",
-          );
-          if (err) throw err;
+    plan: (req: PlanRequest) => locked(req.pool, (b) => b.plan(req)),
+
+    planAhead: async (requests) => {
+      if (requests.length === 0) return;
+      await locked(requests[0]!.pool, (b) => {
+        for (const req of requests) {
+          if (b.plans.has(req.owner) || b.keeps(req)) continue;
+          try {
+            b.plan(req);
+          } catch {
+            // Its own check reports why; the holders after it are planned as the engine would.
+          }
         }
-        const seq = b.maxSeq + 1;
-        const ips: string[] = [];
-        const count = req.requested ? req.requested.length : (req.count ?? 1);
-        for (let i = 0; i < count; i++) {
-          const ip = req.requested ? req.requested[i]! : req.choose(b.taken, b.latest, i);
-          b.hold(ip, req.owner, seq);
-          ips.push(ip);
-        }
-        const plan = { ips, seq };
-        b.plans.set(req.owner, plan);
-        return plan;
-      }),
+      });
+    },
 
     reserve: (pool, owner, plan, adopt) =>
       locked(pool, (b) => {
@@ -138,11 +170,11 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
 
     release: (pool, owner, ips) =>
       locked(pool, (b) => {
-        const targets = ips ?? [...b.byIp].filter(([, h]) => h.owner === owner).map(([ip]) => ip);
-        for (const ip of targets) if (b.byIp.get(ip)?.owner === owner) b.free(ip);
+        const targets = ips ?? [...(b.byOwner.get(owner) ?? [])];
+        for (const ip of targets) if (b.byIp.get(ip) === owner) b.free(ip);
         b.plans.delete(owner);
       }),
 
-    holders: (pool) => locked(pool, (b) => new Map([...b.byIp].map(([ip, h]) => [ip, h.owner]))),
+    holders: (pool) => locked(pool, (b) => new Map(b.byIp)),
   };
 }

@@ -91,10 +91,63 @@ describe("IpAllocation provider: check", () => {
   });
 });
 
+describe("IpAllocation provider: checks in any order plan in program order", () => {
+  // Holders a..f of one pool as the program created them: b requests an address, d's requested
+  // address comes from another resource (not known to the others), e sees addresses in use.
+  const names = ["a", "b", "c", "d", "e", "f"];
+  const queued = [
+    { owner: owner("a") },
+    { owner: owner("b"), ip: "10.0.8.4" },
+    { owner: owner("c") },
+    { owner: owner("d"), ip: null },
+    { owner: owner("e"), observer: 0 },
+    { owner: owner("f") },
+  ];
+  const own: Record<string, Record<string, unknown>> = {
+    b: { ip: "10.0.8.4" },
+    d: { ip: "10.0.8.40" },
+    e: { observeWith: { kind: "ovn" } },
+  };
+  const queueOf = (i: number) => ({ observers: [{ kind: "ovn" }], holders: queued.slice(0, i + 1) });
+
+  async function planIn(order: number[]): Promise<Record<string, unknown>> {
+    const stack = `org/proj/order-${n++}`;
+    const planned: Record<string, unknown> = {};
+    for (const i of order) {
+      const name = names[i]!;
+      const checked = await provider.check(
+        {},
+        { ...news({ stack, owner: owner(name), poolQueue: queueOf(i) }), ...own[name] },
+      );
+      expect(checked.failures).toBeUndefined();
+      expect(checked.inputs).not.toHaveProperty("poolQueue");
+      planned[name] = checked.inputs.ip;
+    }
+    return planned;
+  }
+
+  // Round-robin: requested addresses do not move the cursor. The observer sees .2 and .3 in use.
+  const programOrder = {
+    a: "10.0.8.2",
+    b: "10.0.8.4",
+    c: "10.0.8.3",
+    d: "10.0.8.40",
+    e: "10.0.8.5",
+    f: "10.0.8.6",
+  };
+
+  it.each([[[0, 1, 2, 3, 4, 5]], [[5, 4, 3, 2, 1, 0]], [[3, 5, 0, 4, 2, 1]], [[4, 1, 5, 2, 0, 3]]])(
+    "in the order %j",
+    async (order) => {
+      expect(await planIn(order)).toEqual(programOrder);
+    },
+  );
+});
+
 describe("IpAllocation provider: diff", () => {
   const olds = { poolId: POOL, ips: ["10.0.8.2"], adopt: false };
   it.each([
-    ["nothing changed", { ...olds, programOrder: 7 }, { changes: false, replaces: [] }],
+    ["nothing changed", olds, { changes: false, replaces: [] }],
     ["another pool", { ...olds, poolId: "urn:other" }, { changes: true, replaces: ["pool"] }],
     ["another address", { ...olds, ips: ["10.0.8.9"] }, { changes: true, replaces: ["ip"] }],
     ["adopt turned on", { ...olds, adopt: true }, { changes: true, replaces: [] }],

@@ -144,3 +144,53 @@ describe("stack ledger: rebuild from the checkpoint", () => {
     expect(holders.get("10.9.0.5")).toBe("live");
   });
 });
+
+describe("stack ledger: planning ahead in program order", () => {
+  const choose = chooser("10.4.0.0/24");
+  const kept = [{ urn: "kept", type: "t", inputs: {}, outputs: holder("kept", ["10.4.0.9"], 7) }];
+
+  it("plans earlier holders first, skipping holders that keep their record or already planned", async () => {
+    const ledger = stackLedger({ stack: freshStack(), load: async () => kept as CheckpointResource[] });
+    await ledger.plan({ pool: POOL, owner: "b", choose });
+    await ledger.planAhead([
+      { pool: POOL, owner: "a", choose },
+      { pool: POOL, owner: "kept", choose },
+      { pool: POOL, owner: "b", choose },
+      { pool: POOL, owner: "c", requested: ["10.4.0.50"], choose },
+      { pool: POOL, owner: "d", choose },
+    ]);
+    const byOwner = (m: ReadonlyMap<string, string>) => Object.fromEntries([...m].map(([ip, o]) => [o, ip]));
+    // b planned first (after the cursor .9); the requested .50 does not move the cursor.
+    expect(byOwner(await ledger.holders(POOL))).toEqual({
+      kept: "10.4.0.9",
+      b: "10.4.0.10",
+      a: "10.4.0.11",
+      c: "10.4.0.50",
+      d: "10.4.0.12",
+    });
+    expect(await ledger.plan({ pool: POOL, owner: "a", choose })).toEqual({ ips: ["10.4.0.11"], seq: 9 });
+    expect(await ledger.plan({ pool: POOL, owner: "c", requested: ["10.4.0.50"], choose })).toEqual({
+      ips: ["10.4.0.50"],
+      seq: 0,
+    });
+  });
+
+  it("skips what cannot be planned and plans the holders after it", async () => {
+    const ledger = stackLedger({ stack: freshStack(), load: async () => kept as CheckpointResource[] });
+    const tiny = chooser("10.4.0.8/30"); // one address besides the gateway: .10 (.9 is kept's)
+    await ledger.planAhead([
+      { pool: POOL, owner: "wants-kept", requested: ["10.4.0.9"], choose },
+      { pool: POOL, owner: "first", choose: tiny },
+      { pool: POOL, owner: "exhausted", choose: tiny },
+      { pool: POOL, owner: "requested", requested: ["10.4.0.20"], choose },
+    ]);
+    expect([...(await ledger.holders(POOL))].sort()).toEqual([
+      ["10.4.0.10", "first"],
+      ["10.4.0.20", "requested"],
+      ["10.4.0.9", "kept"],
+    ]);
+    await expect(
+      ledger.plan({ pool: POOL, owner: "wants-kept", requested: ["10.4.0.9"], choose }),
+    ).rejects.toThrow(/10\.4\.0\.9 .* is held by kept/);
+  });
+});
