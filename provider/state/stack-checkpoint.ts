@@ -46,7 +46,16 @@ export interface ExportOptions {
   env?: NodeJS.ProcessEnv;
   /** Gives up on a hung CLI after this many milliseconds (default 120 s). */
   timeoutMs?: number;
+  /**
+   * Waits before each new attempt after the CLI failed or printed something that is not JSON
+   * (default 100, 300, 1000 and 2000 ms). During a deployment the engine rewrites the checkpoint
+   * after every step, and an export that reads it mid-write fails (`failed to load checkpoint: EOF`
+   * with the file backend). A missing CLI or a timeout is not retried.
+   */
+  retryDelaysMs?: readonly number[];
 }
+
+class Retryable extends Error {}
 
 /**
  * Reads the stack's own checkpoint with `pulumi stack export --stack <stack>`.
@@ -63,31 +72,50 @@ export async function exportStackResources(
   const cli = opts.cli ?? env.PULUMI_EGRESS_IPAM_CLI ?? "pulumi";
   const args = ["stack", "export", "--stack", stack];
   const command = `${cli} ${args.join(" ")}`;
-  const stdout = await new Promise<string>((resolve, reject) => {
-    execFile(
-      cli,
-      args,
-      { env, maxBuffer: 1 << 30, timeout: opts.timeoutMs ?? 120_000, encoding: "utf8" },
-      (err, out, stderr) => {
-        if (!err) return resolve(out);
-        const e = err as NodeJS.ErrnoException & { killed?: boolean };
-        const why =
-          e.code === "ENOENT"
-            ? `the Pulumi CLI "${cli}" was not found: put pulumi on PATH or set PULUMI_EGRESS_IPAM_CLI`
-            : e.killed
-              ? `\`${command}\` did not finish in time`
-              : `\`${command}\` failed: ${stderr.trim() || e.message}`;
-        reject(unavailable(stack, why));
-      },
-    );
-  });
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(stdout);
-  } catch {
-    throw unavailable(stack, `\`${command}\` printed something that is not JSON: ${stdout.slice(0, 200)}`);
+  const delays = opts.retryDelaysMs ?? [100, 300, 1_000, 2_000];
+  for (let attempt = 0; ; attempt++) {
+    try {
+      const stdout = await runExport(stack, cli, args, env, opts.timeoutMs ?? 120_000);
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(stdout);
+      } catch {
+        throw new Retryable(`\`${command}\` printed something that is not JSON: ${stdout.slice(0, 200)}`);
+      }
+      return checkpointResources(parsed, stack);
+    } catch (e) {
+      if (!(e instanceof Retryable)) throw e;
+      const delay = delays[attempt];
+      if (delay === undefined) {
+        const tries = attempt === 0 ? "" : ` (${attempt + 1} attempts)`;
+        throw unavailable(stack, `${e.message}${tries}`);
+      }
+      await new Promise((r) => setTimeout(r, delay));
+    }
   }
-  return checkpointResources(parsed, stack);
+}
+
+/** Runs the export once; a failure worth another attempt is a {@link Retryable}. */
+function runExport(
+  stack: string,
+  cli: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+  timeout: number,
+): Promise<string> {
+  const command = `${cli} ${args.join(" ")}`;
+  return new Promise<string>((resolve, reject) => {
+    execFile(cli, args, { env, maxBuffer: 1 << 30, timeout, encoding: "utf8" }, (err, out, stderr) => {
+      if (!err) return resolve(out);
+      const e = err as NodeJS.ErrnoException & { killed?: boolean };
+      if (e.code === "ENOENT") {
+        const why = `the Pulumi CLI "${cli}" was not found: put pulumi on PATH or set PULUMI_EGRESS_IPAM_CLI`;
+        return reject(unavailable(stack, why));
+      }
+      if (e.killed) return reject(unavailable(stack, `\`${command}\` did not finish in time`));
+      reject(new Retryable(`\`${command}\` failed: ${stderr.trim() || e.message}`));
+    });
+  });
 }
 
 function unavailable(stack: string, why: string): IpamError {

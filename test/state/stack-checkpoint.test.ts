@@ -38,10 +38,39 @@ describe("reading the stack's checkpoint", () => {
     ["output that is not JSON", () => fakeCli("garbage", "echo 'Welcome!'"), /not JSON: Welcome!/],
     ["JSON that is not an export", () => fakeCli("notexport", "echo '{\"hello\":1}'"), /no `deployment`/],
   ])("fails clearly on %s, naming the stack", async (_what, cli, why) => {
-    const err = await exportStackResources("org/proj/dev", { cli: cli() }).catch((e: unknown) => e);
+    const err = await exportStackResources("org/proj/dev", { cli: cli(), retryDelaysMs: [1] }).catch(
+      (e: unknown) => e,
+    );
     expect(isIpamError(err, "LEDGER_UNAVAILABLE")).toBe(true);
     expect((err as Error).message).toMatch(why);
     expect((err as Error).message).toContain('stack "org/proj/dev"');
+  });
+
+  it("tries again when the export fails while the engine rewrites the checkpoint", async () => {
+    // Fails twice the way the file backend does when it reads a checkpoint mid-write, then answers.
+    const count = path.join(dir, "torn.count");
+    const cli = fakeCli(
+      "torn",
+      `echo x >> "${count}"\nif [ "$(wc -l < "${count}")" -le 2 ]; then echo 'error: failed to load checkpoint: EOF' >&2; exit 255; fi\n` +
+        `cat <<'JSON'\n${JSON.stringify(exported)}\nJSON`,
+    );
+    const resources = await exportStackResources("org/proj/dev", { cli, retryDelaysMs: [1, 1, 1] });
+    expect(resources.map((r) => r.urn)).toEqual(["urn:a", "urn:b"]);
+    expect(fs.readFileSync(count, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
+  });
+
+  it("gives up after the last attempt, saying how many it made", async () => {
+    const count = path.join(dir, "broken.count");
+    const cli = fakeCli(
+      "broken",
+      `echo x >> "${count}"; echo 'error: failed to load checkpoint: EOF' >&2; exit 255`,
+    );
+    const err = await exportStackResources("org/proj/dev", { cli, retryDelaysMs: [1, 1] }).catch(
+      (e: unknown) => e,
+    );
+    expect(isIpamError(err, "LEDGER_UNAVAILABLE")).toBe(true);
+    expect((err as Error).message).toMatch(/failed to load checkpoint: EOF \(3 attempts\)/);
+    expect(fs.readFileSync(count, "utf8").split("\n").filter(Boolean)).toHaveLength(3);
   });
 
   it("rejects an export whose resources have no urn rather than skipping them", () => {
