@@ -144,66 +144,68 @@ export class Ec2 {
     }
   }
 
-  /** Every instance matching the filters, all pages. */
-  async instances(filters: Filter[], signal?: AbortSignal): Promise<Ec2Instance[]> {
-    const found: Ec2Instance[] = [];
+  /** Every page of a paginated call: `page` asks for the page after `NextToken`. */
+  private async allPages<Out extends { NextToken?: string }>(
+    page: (NextToken: string | undefined, abortSignal?: AbortSignal) => Promise<Out>,
+    signal: AbortSignal | undefined,
+    awaitVisible = false,
+  ): Promise<Out[]> {
+    const pages: Out[] = [];
     let NextToken: string | undefined;
     do {
-      const out = await this.call(
-        (abortSignal) =>
-          this.client.send(new (sdk().DescribeInstancesCommand)({ Filters: filters, NextToken }), {
-            abortSignal,
-          }),
-        signal,
-      );
-      for (const r of out.Reservations ?? []) found.push(...(r.Instances ?? []).map(toInstance));
+      const out = await this.call((abortSignal) => page(NextToken, abortSignal), signal, awaitVisible);
+      pages.push(out);
       NextToken = out.NextToken;
     } while (NextToken);
-    return found;
+    return pages;
+  }
+
+  /** Every instance matching the filters, all pages. */
+  async instances(filters: Filter[], signal?: AbortSignal): Promise<Ec2Instance[]> {
+    const pages = await this.allPages(
+      (NextToken, abortSignal) =>
+        this.client.send(new (sdk().DescribeInstancesCommand)({ Filters: filters, NextToken }), {
+          abortSignal,
+        }),
+      signal,
+    );
+    return pages.flatMap((out) =>
+      (out.Reservations ?? []).flatMap((r) => (r.Instances ?? []).map(toInstance)),
+    );
   }
 
   /** Every network interface in the given subnets, all pages. */
   async interfacesInSubnets(subnetIds: string[], signal?: AbortSignal): Promise<Eni[]> {
     const found: Eni[] = [];
     for (const ids of chunks([...new Set(subnetIds)])) {
-      let NextToken: string | undefined;
-      do {
-        const Filters = [{ Name: "subnet-id", Values: ids }];
-        const out = await this.call(
-          (abortSignal) =>
-            this.client.send(new (sdk().DescribeNetworkInterfacesCommand)({ Filters, NextToken }), {
-              abortSignal,
-            }),
-          signal,
-        );
-        found.push(...(out.NetworkInterfaces ?? []).map(standaloneEni));
-        NextToken = out.NextToken;
-      } while (NextToken);
+      const Filters = [{ Name: "subnet-id", Values: ids }];
+      const pages = await this.allPages(
+        (NextToken, abortSignal) =>
+          this.client.send(new (sdk().DescribeNetworkInterfacesCommand)({ Filters, NextToken }), {
+            abortSignal,
+          }),
+        signal,
+      );
+      found.push(...pages.flatMap((out) => (out.NetworkInterfaces ?? []).map(standaloneEni)));
     }
     return found;
   }
 
   /** Subnets by ID (all of the region's when `ids` is undefined), all pages. */
   async subnets(ids: string[] | undefined, signal?: AbortSignal): Promise<Subnet[]> {
-    const found: Subnet[] = [];
-    let NextToken: string | undefined;
-    do {
-      const out = await this.call(
-        (abortSignal) =>
-          this.client.send(new (sdk().DescribeSubnetsCommand)({ SubnetIds: ids, NextToken }), {
-            abortSignal,
-          }),
-        signal,
-        ids !== undefined,
-      );
-      for (const s of out.Subnets ?? []) {
-        if (s.SubnetId && s.CidrBlock) {
-          found.push({ id: s.SubnetId, cidr: s.CidrBlock, availabilityZone: s.AvailabilityZone ?? "" });
-        }
-      }
-      NextToken = out.NextToken;
-    } while (NextToken);
-    return found;
+    const pages = await this.allPages(
+      (NextToken, abortSignal) =>
+        this.client.send(new (sdk().DescribeSubnetsCommand)({ SubnetIds: ids, NextToken }), { abortSignal }),
+      signal,
+      ids !== undefined,
+    );
+    return pages.flatMap((out) =>
+      (out.Subnets ?? []).flatMap((s) =>
+        s.SubnetId && s.CidrBlock
+          ? [{ id: s.SubnetId, cidr: s.CidrBlock, availabilityZone: s.AvailabilityZone ?? "" }]
+          : [],
+      ),
+    );
   }
 
   /** IPv4 addresses one interface of this instance type can carry, the primary included (cached). */

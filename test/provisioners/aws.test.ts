@@ -354,6 +354,27 @@ describe("usedAddresses", () => {
   });
 });
 
+describe("pagination (moto answers in one page)", () => {
+  it("reads every page of DescribeNetworkInterfaces, passing each NextToken on", async () => {
+    const firstPage =
+      `<DescribeNetworkInterfacesResponse xmlns="http://ec2.amazonaws.com/doc/2016-11-15/">` +
+      `<requestId>canned</requestId><networkInterfaceSet><item><networkInterfaceId>eni-canned</networkInterfaceId>` +
+      `<subnetId>${world.subnetIds[zoneA]}</subnetId><privateIpAddressesSet><item>` +
+      `<privateIpAddress>10.0.1.77</privateIpAddress><primary>true</primary></item></privateIpAddressesSet>` +
+      `</item></networkInterfaceSet><nextToken>page-2</nextToken></DescribeNetworkInterfacesResponse>`;
+    proxy.clear();
+    proxy.answer({ action: "DescribeNetworkInterfaces", body: firstPage });
+    expect(await p.usedAddresses!(["10.0.1.0/24"])).toEqual([
+      "10.0.1.77",
+      "10.0.1.200",
+      "10.0.1.201",
+      "10.0.1.202",
+    ]);
+    const pages = proxy.calls.filter((c) => c.action === "DescribeNetworkInterfaces");
+    expect(pages.map((c) => c.params.NextToken)).toEqual([undefined, "page-2"]);
+  });
+});
+
 describe("fault injection (what moto does not emulate)", () => {
   it("retries RequestLimitExceeded throttling, then succeeds", async () => {
     proxy.inject({ action: "DescribeInstances", code: "RequestLimitExceeded", times: 2 });

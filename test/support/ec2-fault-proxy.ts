@@ -18,6 +18,14 @@ export interface Fault {
   status?: number;
 }
 
+/** A canned answer to inject in place of moto's (e.g. a first page carrying a NextToken). */
+export interface CannedAnswer {
+  /** The EC2 action it answers. */
+  action: string;
+  /** The XML body, answered with HTTP 200. */
+  body: string;
+}
+
 /** One call seen by the proxy. */
 export interface ProxiedCall {
   action: string;
@@ -43,6 +51,8 @@ export interface FaultProxy {
   maxInFlight: number;
   /** Queues an error answer. */
   inject(fault: Fault): void;
+  /** Queues a canned answer for the next call of its action. */
+  answer(canned: CannedAnswer): void;
   /** Drops queued faults and the call log. */
   clear(): void;
   /** The calls of one action. */
@@ -67,6 +77,7 @@ export async function startFaultProxy(
   const upstream = new URL(target);
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const faults: (Fault & { left: number })[] = [];
+  const canned: CannedAnswer[] = [];
   const started = Date.now();
   const sockets = new Set<net.Socket>();
   let inFlight = 0;
@@ -77,8 +88,10 @@ export async function startFaultProxy(
     calls: [],
     maxInFlight: 0,
     inject: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
+    answer: (c) => canned.push(c),
     clear() {
       faults.length = 0;
+      canned.length = 0;
       proxy.calls.length = 0;
       proxy.maxInFlight = 0;
     },
@@ -113,6 +126,13 @@ export async function startFaultProxy(
         const status = fault.status ?? (serverCodes.test(fault.code) ? 503 : 400);
         res.writeHead(status, { "content-type": "text/xml" });
         res.end(errorXml(fault.code, fault.message ?? `injected ${fault.code}`));
+        return;
+      }
+      const answer = canned.findIndex((c) => c.action === action);
+      if (answer >= 0) {
+        const [c] = canned.splice(answer, 1);
+        res.writeHead(200, { "content-type": "text/xml" });
+        res.end(c!.body);
         return;
       }
       const forward = http.request(
