@@ -1,6 +1,6 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ProvisionerConfig } from "../provisioners/provisioner-config";
-import type { QueuedHolder } from "../runtime/pool-queue";
+import { encodeHolder, urnPrefix } from "../runtime/pool-queue-codec";
 import type { RangeArgs } from "../runtime/pool-spec";
 import { providerContext } from "./context";
 import { thinProvider } from "./thin-provider";
@@ -33,13 +33,11 @@ export interface IpPoolArgs {
   cloudReserved?: pulumi.Input<"aws">;
 }
 
-/** A queued holder before its URN is known. */
-type QueuedHolderInput = Omit<QueuedHolder, "owner"> & { owner: Promise<string> };
-
-/** A {@link PoolQueue} as the program builds it (the engine resolves it before `check`). */
+/** A pool queue as the program builds it (the engine resolves it before `check`). */
 interface PoolQueueInput {
   observers: pulumi.Input<ProvisionerConfig>[];
-  holders: QueuedHolderInput[];
+  /** The holders' lines, newline-separated. */
+  holders: Promise<string>;
 }
 
 /** Whether a value is plain JSON (no outputs or promises inside), so equal values mean equal configs. */
@@ -86,7 +84,8 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly free: pulumi.Output<string | undefined>;
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
-  private readonly queue: PoolQueueInput = { observers: [], holders: [] };
+  private readonly observers: pulumi.Input<ProvisionerConfig>[] = [];
+  private readonly holderLines: Promise<string>[] = [];
   private readonly observerIndex = new Map<unknown, number>();
 
   /**
@@ -106,11 +105,13 @@ export class IpPool extends pulumi.dynamic.Resource {
     ip: pulumi.Input<string> | undefined,
     observeWith: pulumi.Input<ProvisionerConfig> | undefined,
   ): PoolQueueInput {
-    const holder: QueuedHolderInput = { owner };
-    if (ip !== undefined) holder.ip = typeof ip === "string" ? ip : null;
-    if (observeWith !== undefined) holder.observer = this.observer(observeWith);
-    this.queue.holders.push(holder);
-    return { observers: [...this.queue.observers], holders: [...this.queue.holders] };
+    const requested = ip === undefined ? undefined : typeof ip === "string" ? ip : null;
+    const observer = observeWith === undefined ? undefined : this.observer(observeWith);
+    this.holderLines.push(
+      owner.then((urn) => encodeHolder({ owner: urn, ip: requested, observer }, urnPrefix(urn))),
+    );
+    const lines = [...this.holderLines];
+    return { observers: [...this.observers], holders: Promise.all(lines).then((l) => l.join("\n")) };
   }
 
   /** The index of a provisioner config among the queue's observers; equal plain configs share one. */
@@ -118,7 +119,7 @@ export class IpPool extends pulumi.dynamic.Resource {
     const key = isPlainJson(config) ? JSON.stringify(config) : config;
     let index = this.observerIndex.get(key);
     if (index === undefined) {
-      index = this.queue.observers.push(config) - 1;
+      index = this.observers.push(config) - 1;
       this.observerIndex.set(key, index);
     }
     return index;

@@ -11,7 +11,7 @@ import {
   type ResolvedPool,
 } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
-import { holdersAhead, isQueueOf, usedAddresses } from "./pool-queue";
+import { holdersAhead, readQueue, usedAddresses } from "./pool-queue";
 import { hasUnknown } from "./unknowns";
 
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
@@ -70,7 +70,8 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
     const ledger = stackLedger({ stack: news.stack, holder: `IpAllocation ${news.owner} (check)` });
     // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
-    if (isQueueOf(queue, news.owner)) await ledger.planAhead(await holdersAhead(pool, poolId, queue));
+    const ahead = readQueue(queue, news.owner);
+    if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
     const plan = await ledger.plan({
       pool: poolId,
       owner: news.owner,

@@ -2,21 +2,9 @@ import type { ProvisionerConfig } from "../provisioners/provisioner-config";
 import type { PlanRequest } from "../state/ledger";
 import { forget, shared } from "../state/process-registry";
 import { checkRequestable, poolChooser, poolSubnets, type ResolvedPool } from "./pool-spec";
+import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
 import type { Props } from "./props";
 import { provisionerFor } from "./provisioner-cache";
-
-/** One holder of a pool as the program created it. */
-export interface QueuedHolder {
-  /** The holder's URN. */
-  owner: string;
-  /**
-   * The requested address when the program gave a plain string; `null` when it comes from another
-   * resource or a promise (then it is not known when other holders are planned).
-   */
-  ip?: string | null;
-  /** Index of the holder's `observeWith` in {@link PoolQueue.observers}. */
-  observer?: number;
-}
 
 /**
  * Every holder of a pool that the program had created up to and including the one being checked,
@@ -25,6 +13,13 @@ export interface QueuedHolder {
  */
 export interface PoolQueue {
   /** The distinct `observeWith` configs of those holders. */
+  observers: ProvisionerConfig[];
+  /** The holders, one line each (see pool-queue-codec), the one being checked last. */
+  holders: string;
+}
+
+/** A queue with its holders decoded. */
+export interface DecodedQueue {
   observers: ProvisionerConfig[];
   holders: QueuedHolder[];
 }
@@ -55,7 +50,7 @@ export function usedAddresses(pool: ResolvedPool, config: Props | undefined): Pr
 export async function holdersAhead(
   pool: ResolvedPool,
   poolId: string,
-  queue: PoolQueue,
+  queue: DecodedQueue,
 ): Promise<PlanRequest[]> {
   const count = pool.rangeSets.length;
   const choosers = await Promise.all(
@@ -77,8 +72,17 @@ export async function holdersAhead(
   return requests;
 }
 
-/** Whether `value` looks like a queue whose last holder is `owner` (anything else is ignored). */
-export function isQueueOf(value: unknown, owner: string): value is PoolQueue {
-  const q = value as PoolQueue | undefined;
-  return Array.isArray(q?.holders) && Array.isArray(q?.observers) && q.holders.at(-1)?.owner === owner;
+/**
+ * The queue of an allocation's inputs, decoded, when it is one whose last holder is `owner`;
+ * undefined otherwise (then the allocation is planned on its own, as by an older program).
+ */
+export function readQueue(value: unknown, owner: string): DecodedQueue | undefined {
+  const q = value as Partial<PoolQueue> | undefined;
+  if (typeof q?.holders !== "string" || !Array.isArray(q.observers)) return undefined;
+  try {
+    const holders = decodeHolders(q.holders, owner);
+    return holders.at(-1)?.owner === owner ? { observers: q.observers, holders } : undefined;
+  } catch {
+    return undefined;
+  }
 }

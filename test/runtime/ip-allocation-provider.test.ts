@@ -4,6 +4,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { registerProvisioner, type EgressIPProvisioner } from "../../provider/provisioners";
 import { ipAllocationProvider as provider } from "../../provider/runtime/ip-allocation-provider";
+import { encodeHolder, urnPrefix } from "../../provider/runtime/pool-queue-codec";
 
 const POOL = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool";
 const owner = (name: string) =>
@@ -108,7 +109,13 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     d: { ip: "10.0.8.40" },
     e: { observeWith: { kind: "ovn" } },
   };
-  const queueOf = (i: number) => ({ observers: [{ kind: "ovn" }], holders: queued.slice(0, i + 1) });
+  const queueOf = (i: number) => ({
+    observers: [{ kind: "ovn" }],
+    holders: queued
+      .slice(0, i + 1)
+      .map((h) => encodeHolder(h, urnPrefix(h.owner)))
+      .join("\n"),
+  });
 
   async function planIn(order: number[]): Promise<Record<string, unknown>> {
     const stack = `org/proj/order-${n++}`;
