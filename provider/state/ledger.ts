@@ -40,14 +40,14 @@ export interface Ledger {
   /**
    * Plans addresses for `owner` and holds them tentatively for the rest of this process, so two
    * holders planned in one deployment never get the same address. Planning again for an owner
-   * that already planned in this process returns the same plan.
+   * that already planned in this process returns the same plan; an owner that already holds what
+   * it asks for in the pool (e.g. from the record of an interrupted create) gets that.
    * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner;
    *   POOL_EXHAUSTED (from the chooser); LEDGER_UNAVAILABLE; LOCK_TIMEOUT.
    */
   plan(req: PlanRequest): Promise<Plan>;
   /**
-   * Plans, in the given order, every request whose owner has no plan in this process yet and does
-   * not already hold its addresses (or the requested ones) in the pool. A request that cannot be
+   * Plans every request in the given order, as {@link plan} does. A request that cannot be
    * planned (a requested address held by another owner, an exhausted pool) is skipped: its own
    * `plan` reports it. All requests are for one pool.
    *

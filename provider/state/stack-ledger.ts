@@ -25,6 +25,8 @@ class PoolBook {
   readonly byIp = new Map<string, string>();
   /** Addresses of every holder. */
   readonly byOwner = new Map<string, Set<string>>();
+  /** The highest `seq` among each holder's records. */
+  readonly seqOf = new Map<string, number>();
   /** Plans made in this process, by owner, so a repeated plan returns the same addresses. */
   readonly plans = new Map<string, Plan>();
   maxSeq = 0;
@@ -36,6 +38,7 @@ class PoolBook {
     if (previous !== undefined && previous !== owner) this.byOwner.get(previous)?.delete(ip);
     this.byIp.set(ip, owner);
     this.byOwner.set(owner, (this.byOwner.get(owner) ?? new Set()).add(ip));
+    this.seqOf.set(owner, Math.max(seq, this.seqOf.get(owner) ?? 0));
     this.taken.add(ip);
     if (seq === 0) return;
     if (seq > this.maxSeq) {
@@ -60,13 +63,18 @@ class PoolBook {
   }
 
   /**
-   * Plans `req` unless its owner planned in this process already.
+   * Plans `req` unless its owner planned in this process already or holds what it asks for: the
+   * requested addresses, or as many addresses as it needs (the record of an interrupted create,
+   * whose address it takes back rather than leaving it taken until the record is gone).
    * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner (unless
    *   adopted), and whatever the chooser throws.
    */
   plan(req: PlanRequest): Plan {
-    const previous = this.plans.get(req.owner);
-    if (previous) return previous;
+    const previous = this.plans.get(req.owner) ?? this.holding(req);
+    if (previous) {
+      this.plans.set(req.owner, previous);
+      return previous;
+    }
     for (const ip of req.adopt ? [] : (req.requested ?? [])) {
       const err = this.conflict(
         ip,
@@ -90,11 +98,13 @@ class PoolBook {
     return plan;
   }
 
-  /** Whether the owner holds addresses here already: all requested ones, or any when none are. */
-  keeps(req: PlanRequest): boolean {
-    const held = this.byOwner.get(req.owner);
-    if (!held || held.size === 0) return false;
-    return req.requested === undefined || req.requested.every((ip) => held.has(ip));
+  /** What the owner holds already, when it is what `req` asks for. */
+  private holding(req: PlanRequest): Plan | undefined {
+    const held = [...(this.byOwner.get(req.owner) ?? [])];
+    if (req.requested) {
+      return req.requested.every((ip) => held.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;
+    }
+    return held.length === (req.count ?? 1) ? { ips: held, seq: this.seqOf.get(req.owner) ?? 0 } : undefined;
   }
 }
 
@@ -147,7 +157,6 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
       if (requests.length === 0) return;
       await locked(requests[0]!.pool, (b) => {
         for (const req of requests) {
-          if (b.plans.has(req.owner) || b.keeps(req)) continue;
           try {
             b.plan(req);
           } catch {

@@ -12,13 +12,18 @@ const owner = (name: string) =>
 
 // The ledger reads the stack through the CLI named by PULUMI_EGRESS_IPAM_CLI: an empty stack here.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "alloc-provider-"));
+// A stack with a file `<stack with / as _>.json` in that directory exports that file instead.
 fs.writeFileSync(
   path.join(dir, "pulumi"),
-  `#!/bin/sh\necho '{"version":3,"deployment":{"resources":[]}}'\n`,
-  {
-    mode: 0o755,
-  },
+  `#!/bin/sh\nf="${dir}/$(echo "$4" | tr / _).json"\n` +
+    `if [ -f "$f" ]; then cat "$f"; else echo '{"version":3,"deployment":{"resources":[]}}'; fi\n`,
+  { mode: 0o755 },
 );
+const withCheckpoint = (stack: string, deployment: unknown) =>
+  fs.writeFileSync(
+    path.join(dir, `${stack.replaceAll("/", "_")}.json`),
+    JSON.stringify({ version: 3, deployment }),
+  );
 process.env.PULUMI_EGRESS_IPAM_CLI = path.join(dir, "pulumi");
 afterAll(() => delete process.env.PULUMI_EGRESS_IPAM_CLI);
 
@@ -117,8 +122,9 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
       .join("\n"),
   });
 
-  async function planIn(order: number[]): Promise<Record<string, unknown>> {
+  async function planIn(order: number[], deployment?: unknown): Promise<Record<string, unknown>> {
     const stack = `org/proj/order-${n++}`;
+    if (deployment) withCheckpoint(stack, deployment);
     const planned: Record<string, unknown> = {};
     for (const i of order) {
       const name = names[i]!;
@@ -147,6 +153,36 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     "in the order %j",
     async (order) => {
       expect(await planIn(order)).toEqual(programOrder);
+    },
+  );
+
+  // c's create was interrupted in an earlier deployment: its checked inputs, with .9 planned, are
+  // in pending_operations. c takes .9 back, in whatever order the checks come.
+  const interrupted = {
+    resources: [],
+    pending_operations: [
+      {
+        type: "creating",
+        resource: {
+          urn: owner("c"),
+          type: "pulumi-nodejs:dynamic/egress-ipam:IpAllocation",
+          inputs: { allocation: { pool: POOL, owner: owner("c"), ips: ["10.0.8.9"], seq: 1 } },
+        },
+      },
+    ],
+  };
+  it.each([[[0, 1, 2, 3, 4, 5]], [[5, 4, 3, 2, 1, 0]], [[2, 5, 0, 4, 1, 3]]])(
+    "with an interrupted create taking its address back, in the order %j",
+    async (order) => {
+      // The cursor is .9 (c's record): the others continue after it.
+      expect(await planIn(order, interrupted)).toEqual({
+        a: "10.0.8.10",
+        b: "10.0.8.4",
+        c: "10.0.8.9",
+        d: "10.0.8.40",
+        e: "10.0.8.11",
+        f: "10.0.8.12",
+      });
     },
   );
 });

@@ -99,6 +99,20 @@ describe("stack ledger: rebuild from the checkpoint", () => {
     expect(await ledger.holders(other)).toEqual(new Map([["10.9.0.9", "elsewhere"]]));
   });
 
+  it("gives an interrupted create its planned address back, and the next holder a new one", async () => {
+    const ledger = stackLedger({ stack: freshStack(), load: async () => checkpoint });
+    const choose = chooser("10.9.0.0/24");
+    expect(await ledger.plan({ pool: POOL, owner: "interrupted-create", choose })).toEqual({
+      ips: ["10.9.0.8"],
+      seq: 2,
+    });
+    expect((await ledger.plan({ pool: POOL, owner: "next", choose })).ips).toEqual(["10.9.0.9"]);
+    // Asking for another address than the one it holds is a new plan.
+    expect((await ledger.plan({ pool: POOL, owner: "live", requested: ["10.9.0.20"], choose })).ips).toEqual([
+      "10.9.0.20",
+    ]);
+  });
+
   it("continues round-robin after the record with the highest seq", async () => {
     const ledger = stackLedger({ stack: freshStack(), load: async () => checkpoint });
     const plan = await ledger.plan({ pool: POOL, owner: "new", choose: chooser("10.9.0.0/24") });
