@@ -129,3 +129,34 @@ describe("pool validation and protection", () => {
     ]);
   });
 });
+
+describe("an interrupted create (the state a killed provider leaves)", () => {
+  const h = Harness.create("interrupted");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const program = async () => {
+    const pool = new IpPool("pool", { ranges: [{ subnet: "10.40.0.0/24" }], strategy: "lowest-free" });
+    return { a: new IpAllocation("a", { pool }).ip, b: new IpAllocation("b", { pool }).ip };
+  };
+  afterAll(() => h.dispose());
+
+  it("takes its planned address back on the next up, and preview shows it", async () => {
+    const stack = await h.program(program);
+    expect(ipsOf((await h.up()).outputs, ["a", "b"])).toEqual(["10.40.0.2", "10.40.0.3"]);
+    // A create interrupted after check: its checked inputs (with the plan) are in
+    // pending_operations, and the resource itself is not in state.
+    const exported = await stack.exportStack();
+    const resources = exported.deployment.resources as { urn: string; outputs?: unknown; id?: string }[];
+    const b = resources.find((r) => r.urn.endsWith("::b"))!;
+    exported.deployment.resources = resources.filter((r) => r !== b);
+    exported.deployment.pending_operations = [{ type: "creating", resource: { ...b, id: "", outputs: {} } }];
+    await stack.importStack(exported);
+
+    const preview = await h.preview();
+    expect(preview.planned("b")?.ip).toBe("10.40.0.3");
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 1 });
+    expect(ipsOf(up.outputs, ["a", "b"])).toEqual(["10.40.0.2", "10.40.0.3"]);
+    const again = await h.up();
+    expect(changesOf(again.summary.resourceChanges)).toEqual({});
+  });
+});
