@@ -96,9 +96,11 @@ export class IpPool extends pulumi.dynamic.Resource {
    * The engine checks resources one at a time in the order their registrations arrive, and
    * concurrent registrations arrive in a different order on every run. With the queue, a holder's
    * check first plans every earlier holder that has no plan yet, so preview and `up` plan the same
-   * addresses in program order whatever order the checks come in, and holders register in parallel.
-   * A requested address that is not a plain string is not known when other holders are planned:
-   * list it in the pool's `reserved` so automatic plans stay off it.
+   * addresses in program order whatever order the checks come in. Holders do not wait for each
+   * other's creates, only for the earlier holders' URNs and `observeWith` values (so an
+   * `observeWith` must not depend on a later holder of the same pool). A requested address that is
+   * not a plain string is not known when other holders are planned: list it in the pool's
+   * `reserved` so automatic plans stay off it.
    */
   enqueueHolder(
     owner: Promise<string>,

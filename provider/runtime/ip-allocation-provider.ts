@@ -29,7 +29,7 @@ function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
 async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
   // The pool's queue is only needed here: it is not kept in state.
   const { poolQueue: queue, ...news } = checked;
-  if ([news.pool, news.ip, news.adopt, news.observeWith, queue].some(hasUnknown)) return { inputs: news };
+  if ([news.pool, news.ip, news.adopt, news.observeWith].some(hasUnknown)) return { inputs: news };
   const failures: Failure[] = [];
   const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
   failures.push(...poolFailures);
@@ -71,6 +71,13 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     const ledger = stackLedger({ stack: news.stack, holder: `IpAllocation ${news.owner} (check)` });
     // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
     const ahead = readQueue(queue, news.owner);
+    if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
+      // Planned on its own, it would take an address the others could not foresee.
+      const reason =
+        "ip came from an output or a promise and resolved to nothing, so the pool's other holders could not " +
+        "take this allocation into account: give ip as a plain string, or leave it out";
+      return { inputs: news, failures: [{ property: "ip", reason }] };
+    }
     if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
     const plan = await ledger.plan({
       pool: poolId,

@@ -1,7 +1,7 @@
 // The wire form of a pool's holder queue: one line of JSON per holder, `[owner, ip, observer]` with
 // trailing defaults left out; ip is "" when none was requested and "?" when it is not known to
-// other holders, observer -1 when there is none. The owner's URN is given without the `urn:pulumi:<stack>::<project>::` that every holder of a stack
-// shares. A holder's check receives every earlier holder, so the queue's total size grows with the
+// other holders, observer -1 when there is none. The owner's URN is given without the
+// `urn:pulumi:<stack>::<project>::` that every holder of a stack shares. A holder's check receives every earlier holder, so the queue's total size grows with the
 // square of the holders; one string per queue keeps that as small as it can be. No imports: the
 // program side uses it too.
 

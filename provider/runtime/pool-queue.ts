@@ -1,10 +1,11 @@
 import type { ProvisionerConfig } from "../provisioners/provisioner-config";
-import type { PlanRequest } from "../state/ledger";
+import type { Chooser, PlanRequest } from "../state/ledger";
 import { forget, shared } from "../state/process-registry";
 import { checkRequestable, poolChooser, poolSubnets, type ResolvedPool } from "./pool-spec";
 import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
 import type { Props } from "./props";
 import { provisionerFor } from "./provisioner-cache";
+import { hasUnknown } from "./unknowns";
 
 /**
  * Every holder of a pool that the program had created up to and including the one being checked,
@@ -29,8 +30,8 @@ export interface DecodedQueue {
  * process): addresses this deployment takes are in the ledger already, and placement re-checks
  * the subnet before it assigns anything.
  */
-export function usedAddresses(pool: ResolvedPool, config: Props | undefined): Promise<string[]> {
-  if (config === undefined) return Promise.resolve([]);
+export function usedAddresses(pool: ResolvedPool, config: Props | null | undefined): Promise<string[]> {
+  if (config === undefined || config === null) return Promise.resolve([]);
   const subnets = poolSubnets(pool.rangeSets);
   const key = JSON.stringify([config, subnets]);
   return shared("used-addresses", key, () => {
@@ -43,9 +44,10 @@ export function usedAddresses(pool: ResolvedPool, config: Props | undefined): Pr
 
 /**
  * The plan requests of the holders before the last one in `queue`, in program order, for
- * {@link Ledger.planAhead}. Holders whose address is not known yet are left out (they do not take
- * from the automatic order; a `reserved` address keeps automatic plans off it), and so are holders
- * whose requested address the pool would refuse (their own check reports it).
+ * {@link Ledger.planAhead}. Left out, because their own check does not plan them either or
+ * reports why: holders whose address is not known to the others (they do not take from the
+ * automatic order; a `reserved` address keeps automatic plans off it), holders whose requested
+ * address the pool would refuse, and holders whose observer is not known yet (preview) or fails.
  */
 export async function holdersAhead(
   pool: ResolvedPool,
@@ -53,14 +55,20 @@ export async function holdersAhead(
   queue: DecodedQueue,
 ): Promise<PlanRequest[]> {
   const count = pool.rangeSets.length;
-  const choosers = await Promise.all(
-    queue.observers.map(async (config) => poolChooser(pool, await usedAddresses(pool, config))),
+  const wanted = new Set(
+    queue.holders.slice(0, -1).flatMap((h) => (h.observer === undefined ? [] : [h.observer])),
   );
+  const choosers = new Map<number, Chooser | undefined>();
+  for (const index of wanted) {
+    const config = queue.observers[index];
+    const inUse = hasUnknown(config) ? undefined : await usedAddresses(pool, config).catch(() => undefined);
+    choosers.set(index, inUse && poolChooser(pool, inUse));
+  }
   const plain = poolChooser(pool);
   const requests: PlanRequest[] = [];
   for (const holder of queue.holders.slice(0, -1)) {
-    if (holder.ip === null) continue;
-    const choose = (holder.observer === undefined ? undefined : choosers[holder.observer]) ?? plain;
+    const choose = holder.observer === undefined ? plain : choosers.get(holder.observer);
+    if (holder.ip === null || choose === undefined) continue;
     if (holder.ip === undefined) {
       requests.push({ pool: poolId, owner: holder.owner, count, choose });
       continue;

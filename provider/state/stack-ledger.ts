@@ -88,10 +88,18 @@ class PoolBook {
     const seq = req.requested ? 0 : this.maxSeq + 1;
     const ips: string[] = [];
     const count = req.requested ? req.requested.length : (req.count ?? 1);
-    for (let i = 0; i < count; i++) {
-      const ip = req.requested ? req.requested[i]! : req.choose(this.taken, this.latest, i);
-      this.hold(ip, req.owner, seq);
-      ips.push(ip);
+    const cursor = { maxSeq: this.maxSeq, latest: this.latest };
+    try {
+      for (let i = 0; i < count; i++) {
+        const ip = req.requested ? req.requested[i]! : req.choose(this.taken, this.latest, i);
+        this.hold(ip, req.owner, seq);
+        ips.push(ip);
+      }
+    } catch (e) {
+      // Nothing half-planned stays held (a dual-stack pool whose second family is exhausted).
+      for (const ip of ips) this.free(ip);
+      Object.assign(this, cursor);
+      throw e;
     }
     const plan = { ips, seq };
     this.plans.set(req.owner, plan);
@@ -126,9 +134,10 @@ function cachedExport(stack: string, load: (stack: string) => Promise<Checkpoint
  *
  * The round-robin cursor is the addresses of the record with the highest `seq`, so it carries over
  * to the next deployment. Requested addresses do not move it (unlike host-local): a holder whose
- * requested address comes from another resource cannot be known to the other holders' plans. It cannot cover one case: when the most recent allocations are deleted,
- * their records leave state and the next deployment resumes after the newest surviving record, so
- * addresses released after it may be handed out again before the rest of the pool has been used.
+ * requested address comes from another resource cannot be known to the other holders' plans. It
+ * cannot cover one case: when the most recent allocations are deleted, their records leave state
+ * and the next deployment resumes after the newest surviving record, so addresses released after
+ * it may be handed out again before the rest of the pool has been used.
  */
 export function stackLedger(opts: StackLedgerOptions): Ledger {
   const load = opts.load ?? ((stack: string) => exportStackResources(stack));
@@ -157,6 +166,8 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
       if (requests.length === 0) return;
       await locked(requests[0]!.pool, (b) => {
         for (const req of requests) {
+          // An automatic holder that holds addresses keeps them (or its own check plans it).
+          if (!req.requested && (b.byOwner.get(req.owner)?.size ?? 0) > 0) continue;
           try {
             b.plan(req);
           } catch {

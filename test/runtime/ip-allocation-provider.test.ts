@@ -185,6 +185,47 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
       });
     },
   );
+
+  it("plans while an earlier holder's observer is not known yet (preview), as that holder's own check does", async () => {
+    const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const stack = `org/proj/order-${n++}`;
+    const holders = [{ owner: owner("x"), observer: 0 }, { owner: owner("y") }]
+      .map((h) => encodeHolder(h, urnPrefix(h.owner)))
+      .join("\n");
+    const x = await provider.check(
+      {},
+      news({ stack, owner: owner("x"), observeWith: { kind: "aws", region: unknown } }),
+    );
+    expect(x.inputs.ip).toBeUndefined();
+    const y = await provider.check(
+      {},
+      news({
+        stack,
+        owner: owner("y"),
+        poolQueue: { observers: [{ kind: "aws", region: unknown }], holders },
+      }),
+    );
+    expect(y.failures).toBeUndefined();
+    expect(y.inputs.ip).toBe("10.0.8.2");
+  });
+
+  it("treats an observeWith that resolved to nothing as none", async () => {
+    const holders = encodeHolder({ owner: owner("z"), observer: 0 }, urnPrefix(owner("z")));
+    const z = await provider.check(
+      {},
+      news({ owner: owner("z"), observeWith: null, poolQueue: { observers: [null], holders } }),
+    );
+    expect(z.failures).toBeUndefined();
+    expect(z.inputs.ip).toBe("10.0.8.2");
+  });
+
+  it("refuses an ip that came from an output and resolved to nothing, saying what to do", async () => {
+    const holders = encodeHolder({ owner: owner("w"), ip: null }, urnPrefix(owner("w")));
+    const w = await provider.check({}, news({ owner: owner("w"), poolQueue: { observers: [], holders } }));
+    expect(w.failures).toEqual([
+      { property: "ip", reason: expect.stringMatching(/resolved to nothing.*plain string/) },
+    ]);
+  });
 });
 
 describe("IpAllocation provider: diff", () => {

@@ -46,6 +46,21 @@ describe("stack ledger: concurrency in one process", () => {
     expect(again.ips).toHaveLength(1);
   });
 
+  it("holds nothing of a plan that fails half way (a dual-stack pool with one family exhausted)", async () => {
+    const ledger = stackLedger({ stack: freshStack(), load: async () => [] });
+    const first = chooser("10.5.0.0/24");
+    const choose: Chooser = (taken, latest, i) => {
+      if (i === 1) throw new Error("second family exhausted");
+      return first(taken, latest, i);
+    };
+    await expect(ledger.plan({ pool: POOL, owner: "dual", choose, count: 2 })).rejects.toThrow(/exhausted/);
+    expect((await ledger.holders(POOL)).size).toBe(0);
+    expect(await ledger.plan({ pool: POOL, owner: "single", choose: first })).toEqual({
+      ips: ["10.5.0.2"],
+      seq: 1,
+    });
+  });
+
   it("returns the same plan to an owner that plans twice", async () => {
     const ledger = stackLedger({ stack: freshStack(), load: async () => [] });
     const choose = chooser("10.2.0.0/24");
