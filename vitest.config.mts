@@ -8,6 +8,10 @@ export default defineConfig({
           name: "unit",
           include: ["test/**/*.test.ts"],
           exclude: ["test/e2e/**"],
+          // Timeouts only guard against hangs (speed is checked by `npm run bench`): the moto tests
+          // take about a second each alone and several times that on 2 cores shared with the e2e run.
+          testTimeout: 30_000,
+          hookTimeout: 60_000,
         },
       },
       {
