@@ -432,7 +432,7 @@ describe("fault injection (what moto does not emulate)", () => {
   });
 
   it("runs calls concurrently under latency", async () => {
-    proxy.latencyMs = 150;
+    proxy.latencyMs = 400; // long enough that the four calls overlap even on a stalled machine
     proxy.clear();
     await Promise.all([10, 11, 12, 13].map((n, i) => p.addSpecifiedIP(`10.0.1.${n}`, host(zoneA, i % 2))));
     // The four assignments were in flight together, not one after the other.

@@ -83,11 +83,12 @@ describe("in-process locker", () => {
   });
 
   it("hands the lock over when a holder exceeds lockDuration", async () => {
-    // Margins are wide so a slow CI machine cannot let b's own lease lapse before c asks.
+    // Only the hung holder's lease is short: b's own lease cannot lapse before c asks, however slow
+    // the machine.
     const c = config({ lockDuration: 300, lockAcquireTimeout: 2_000 });
     const hung = inProcessLocker(c, "hung");
     await hung.acquire();
-    const b = inProcessLocker(c, "b");
+    const b = inProcessLocker({ ...c, lockDuration: 60_000 }, "b");
     const started = Date.now();
     await b.acquire();
     expect(Date.now() - started).toBeGreaterThanOrEqual(250);
