@@ -10,8 +10,8 @@ import {
   nextFree,
   type RangeInit,
   RangeSet,
-  type Store,
 } from "../../provider/allocator";
+import { asyncOnly } from "../support/async-only-store";
 
 /** Formats a value with the ip-address package, an implementation independent of ours. */
 function fmt(family: 4 | 6, v: bigint): string {
@@ -294,17 +294,6 @@ describe("allocator properties", () => {
     );
   });
 });
-
-/** The store seen through its async methods only, hiding its synchronous face. */
-function asyncOnly(store: MemoryStore): Store {
-  return {
-    reserve: (id, ip, rangeId) => store.reserve(id, ip, rangeId),
-    lastReservedIP: (rangeId) => store.lastReservedIP(rangeId),
-    releaseByID: (id) => store.releaseByID(id),
-    getByID: (id) => store.getByID(id),
-    reserved: () => store.reserved(),
-  };
-}
 
 function tryCode(fn: () => string): string {
   try {
