@@ -147,6 +147,16 @@ export function awsProvisioner(
     }
   };
 
+  /** Every interface in a subnet that overlaps one of the CIDRs. */
+  const interfacesWithin = async (cidrs: string[], signal?: AbortSignal): Promise<Eni[]> => {
+    for (const cidr of cidrs) parsePrefix(cidr);
+    // By subnet, then client-side: the `addresses.private-ip-address` filter is not reliable for
+    // secondary addresses everywhere (moto matches primaries only).
+    const all = await ec2.subnets(undefined, signal);
+    const overlapping = all.filter((s) => cidrs.some((c) => overlaps(c, s.cidr))).map((s) => s.id);
+    return overlapping.length === 0 ? [] : ec2.interfacesInSubnets(overlapping, signal);
+  };
+
   return {
     findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
 
@@ -252,19 +262,30 @@ export function awsProvisioner(
     async assignCIDR() {},
 
     async usedAddresses(cidrs, signal) {
-      for (const cidr of cidrs) parsePrefix(cidr);
-      // By subnet, then client-side: the `addresses.private-ip-address` filter is not reliable for
-      // secondary addresses everywhere (moto matches primaries only).
-      const all = await ec2.subnets(undefined, signal);
-      const overlapping = all.filter((s) => cidrs.some((c) => overlaps(c, s.cidr))).map((s) => s.id);
-      if (overlapping.length === 0) return [];
       const used = new Map<string, bigint>();
-      for (const eni of await ec2.interfacesInSubnets(overlapping, signal)) {
+      for (const eni of await interfacesWithin(cidrs, signal)) {
         for (const { ip } of eni.addresses) {
           if (cidrs.some((c) => inCidr(ip, c))) used.set(canonicalAddress(ip), parseAddress(ip).value);
         }
       }
       return [...used].sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ip]) => ip);
+    },
+
+    async placements(cidrs, signal) {
+      const where = `--region ${region}${config.endpoint ? ` --endpoint-url ${config.endpoint}` : ""}`;
+      return (await interfacesWithin(cidrs, signal)).flatMap((eni) =>
+        eni.addresses
+          .filter((a) => !a.primary && cidrs.some((c) => inCidr(a.ip, c)))
+          .map((a) => ({
+            ip: canonicalAddress(a.ip),
+            host: eni.instanceId ?? eni.id,
+            // A primary interface carries the instance's DNS name (the OpenShift node name on AWS).
+            aliases: eni.privateDnsName && eni.deviceIndex === 0 ? [eni.privateDnsName] : [],
+            removeCommand:
+              `aws ec2 unassign-private-ip-addresses ${where} ` +
+              `--network-interface-id ${eni.id} --private-ip-addresses ${a.ip}`,
+          })),
+      );
     },
   };
 }

@@ -1,3 +1,15 @@
+/** An address a provisioner sees on a host; see {@link EgressIPProvisioner.placements}. */
+export interface Placement {
+  /** The address, canonical. */
+  ip: string;
+  /** The host carrying it, as the provisioner names hosts (AWS: the instance ID). */
+  host: string;
+  /** Other names of the same host (AWS: its private DNS name), so a host named either way in state matches. */
+  aliases?: string[];
+  /** A command that takes the address off the host by hand, for a user removing a leaked address. */
+  removeCommand?: string;
+}
+
 /**
  * The low-level manager of egress IPs on hosts, after the seed `EgressIPProvisioner` interface.
  * Every method is async and takes an optional AbortSignal; IPs are canonical strings without
@@ -33,4 +45,10 @@ export interface EgressIPProvisioner {
    * says no, the address is planned onto another host and the next `up` moves it there.
    */
   hostServes?(host: string, failureDomain: string, signal?: AbortSignal): Promise<boolean>;
+  /**
+   * Optional, read only: every egress-capable address inside `cidrs` that the provisioner sees on a
+   * host (AWS: the secondary private IPs of instances' interfaces; a primary IP is the host's own).
+   * `pulumi-egress-ipam check` compares it with state to find leaked, missing and misplaced addresses.
+   */
+  placements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
 }
