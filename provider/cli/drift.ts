@@ -1,0 +1,88 @@
+import { parseAddress } from "../allocator/address";
+import type { Placement } from "../provisioners/egress-ip-provisioner";
+
+/** An address placed by an EgressIpAssignment, as state records it. */
+export interface StatePlacement {
+  ip: string;
+  /** The host state says carries it (the last known one when refresh marked it missing). */
+  host: string;
+  /** URN of the EgressIpAssignment. */
+  urn: string;
+}
+
+/** One difference between state and the hosts, with the commands that fix it, in order. */
+export interface Finding {
+  kind: "leaked" | "missing" | "misplaced";
+  ip: string;
+  /** Where state says it is (missing, misplaced). */
+  expectedHost?: string;
+  /** Where it really is (leaked, misplaced). */
+  actualHost?: string;
+  /** The EgressIpAssignment that holds it in state (missing, misplaced). */
+  urn?: string;
+  fix: string[];
+}
+
+/** What {@link findDrift} compares. */
+export interface DriftInput {
+  /** The fully qualified stack, for the fix commands. */
+  stack: string;
+  /** The stack's EgressIpAssignments that use this provisioner. */
+  placed: StatePlacement[];
+  /** What the provisioner sees on its hosts inside the pools' subnets. */
+  seen: Placement[];
+  /** Whether an address is one a pool of the stack may hand out (in a range, not excluded or a gateway). */
+  inPool: (ip: string) => boolean;
+  /** Whether any resource of the stack holds the address (an allocation record or an assignment). */
+  heldInState: (ip: string) => boolean;
+}
+
+/**
+ * Compares state with what a provisioner sees: **leaked** (on a host, inside a pool, held by nobody
+ * in state), **missing** (in state, on no host), **misplaced** (on another host than state says;
+ * copies on extra hosts count too). Findings come in address order, each with its fix.
+ */
+export function findDrift(input: DriftInput): Finding[] {
+  const refreshUp = [`pulumi refresh --stack ${input.stack}`, `pulumi up --stack ${input.stack}`];
+  const byIp = new Map<string, Placement[]>();
+  for (const p of input.seen) byIp.set(p.ip, [...(byIp.get(p.ip) ?? []), p]);
+  const findings: Finding[] = [];
+  const stated = new Set<string>();
+  for (const s of input.placed) {
+    stated.add(s.ip);
+    const where = byIp.get(s.ip) ?? [];
+    if (where.length === 0) {
+      findings.push({ kind: "missing", ip: s.ip, expectedHost: s.host, urn: s.urn, fix: refreshUp });
+      continue;
+    }
+    const isExpected = (p: Placement) => p.host === s.host || (p.aliases ?? []).includes(s.host);
+    for (const p of where.filter((p) => !isExpected(p))) {
+      // Off the wrong host first: placing it on the right one would find it in use there.
+      const fix = [removal(p), ...refreshUp];
+      findings.push({
+        kind: "misplaced",
+        ip: s.ip,
+        expectedHost: s.host,
+        actualHost: p.host,
+        urn: s.urn,
+        fix,
+      });
+    }
+  }
+  for (const p of input.seen) {
+    if (stated.has(p.ip) || input.heldInState(p.ip) || !input.inPool(p.ip)) continue;
+    findings.push({ kind: "leaked", ip: p.ip, actualHost: p.host, fix: [removal(p)] });
+  }
+  return findings.sort((a, b) => compare(a.ip, b.ip) || a.kind.localeCompare(b.kind));
+}
+
+function removal(p: Placement): string {
+  return p.removeCommand ?? `remove ${p.ip} from host ${p.host} with your platform's tools`;
+}
+
+function compare(a: string, b: string): number {
+  const x = parseAddress(a);
+  const y = parseAddress(b);
+  if (x.family !== y.family) return x.family - y.family;
+  return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
+}

@@ -1,0 +1,77 @@
+import { describe, expect, it } from "vitest";
+import { findDrift, type Finding, type StatePlacement } from "../../provider/cli/drift";
+import type { Placement } from "../../provider/provisioners/egress-ip-provisioner";
+
+const stack = "org/proj/dev";
+const refreshUp = [`pulumi refresh --stack ${stack}`, `pulumi up --stack ${stack}`];
+const on = (ip: string, host: string, extra: Partial<Placement> = {}): Placement => ({
+  ip,
+  host,
+  removeCommand: `rm ${ip} ${host}`,
+  ...extra,
+});
+const state = (ip: string, host: string): StatePlacement => ({ ip, host, urn: `urn:${ip}` });
+// The pool is 10.0.1.4-10.0.1.254; 10.0.1.9 is held by an IpAllocation without an assignment.
+const inPool = (ip: string) => /^10\.0\.1\.\d+$/.test(ip) && Number(ip.split(".")[3]) >= 4;
+const heldInState = (ip: string) => ip === "10.0.1.9";
+
+describe("findDrift", () => {
+  it.each<[string, StatePlacement[], Placement[], Partial<Finding>[]]>([
+    ["nothing when the hosts carry what state says", [state("10.0.1.4", "i-a")], [on("10.0.1.4", "i-a")], []],
+    [
+      "a host named by its DNS name in state matches its alias",
+      [state("10.0.1.4", "ip-10-0-1-200.ec2.internal")],
+      [on("10.0.1.4", "i-a", { aliases: ["ip-10-0-1-200.ec2.internal"] })],
+      [],
+    ],
+    [
+      "missing: in state, on no host; fixed by refresh then up",
+      [state("10.0.1.4", "i-a")],
+      [],
+      [{ kind: "missing", ip: "10.0.1.4", expectedHost: "i-a", fix: refreshUp }],
+    ],
+    [
+      "misplaced: on another host; take it off there first",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b")],
+      [
+        {
+          kind: "misplaced",
+          ip: "10.0.1.4",
+          expectedHost: "i-a",
+          actualHost: "i-b",
+          fix: ["rm 10.0.1.4 i-b", ...refreshUp],
+        },
+      ],
+    ],
+    [
+      "misplaced: a second copy on another host",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-a"), on("10.0.1.4", "i-b")],
+      [{ kind: "misplaced", actualHost: "i-b" }],
+    ],
+    [
+      "leaked: in the pool, held by nobody",
+      [],
+      [on("10.0.1.7", "i-a")],
+      [{ kind: "leaked", ip: "10.0.1.7", actualHost: "i-a", fix: ["rm 10.0.1.7 i-a"] }],
+    ],
+    ["not leaked: held by an allocation of the stack", [], [on("10.0.1.9", "i-a")], []],
+    [
+      "not leaked: outside the pool (an AWS-reserved or foreign address)",
+      [],
+      [on("10.0.1.2", "i-a"), on("10.0.2.5", "i-a")],
+      [],
+    ],
+    [
+      "findings in address order",
+      [state("10.0.1.20", "i-a"), state("10.0.1.100", "i-a")],
+      [on("10.0.1.5", "i-b")],
+      [{ ip: "10.0.1.5" }, { ip: "10.0.1.20" }, { ip: "10.0.1.100" }],
+    ],
+  ])("%s", (_name, placed, seen, expected) => {
+    const found = findDrift({ stack, placed, seen, inPool, heldInState });
+    expect(found).toHaveLength(expected.length);
+    expected.forEach((e, i) => expect(found[i]).toMatchObject(e));
+  });
+});
