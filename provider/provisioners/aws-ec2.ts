@@ -26,8 +26,6 @@ export interface Eni {
   deviceIndex?: number;
   /** The instance it is attached to, if any. */
   instanceId?: string;
-  /** Its private DNS name (for a primary interface, the instance's), when EC2 reports it. */
-  privateDnsName?: string;
   description?: string;
   addresses: EniAddress[];
 }
@@ -78,7 +76,6 @@ function standaloneEni(n: NetworkInterface): Eni {
     subnetId: n.SubnetId ?? "",
     deviceIndex: n.Attachment?.DeviceIndex,
     instanceId: n.Attachment?.InstanceId,
-    privateDnsName: n.PrivateDnsName,
     description: n.Description,
     addresses: addressesOf(n.PrivateIpAddresses),
   };

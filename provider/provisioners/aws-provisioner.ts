@@ -272,15 +272,24 @@ export function awsProvisioner(
     },
 
     async placements(cidrs, signal) {
+      const enis = await interfacesWithin(cidrs, signal);
+      // A host may be named by its private DNS name in state (the OpenShift node name on AWS).
+      const ids = [...new Set(enis.flatMap((n) => (n.instanceId ? [n.instanceId] : [])))];
+      const dnsNames = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += 200) {
+        const filter = [{ Name: "instance-id", Values: ids.slice(i, i + 200) }];
+        for (const instance of await ec2.instances(filter, signal)) {
+          if (instance.privateDnsName) dnsNames.set(instance.id, instance.privateDnsName);
+        }
+      }
       const where = `--region ${region}${config.endpoint ? ` --endpoint-url ${config.endpoint}` : ""}`;
-      return (await interfacesWithin(cidrs, signal)).flatMap((eni) =>
+      return enis.flatMap((eni) =>
         eni.addresses
           .filter((a) => !a.primary && cidrs.some((c) => inCidr(a.ip, c)))
           .map((a) => ({
             ip: canonicalAddress(a.ip),
             host: eni.instanceId ?? eni.id,
-            // A primary interface carries the instance's DNS name (the OpenShift node name on AWS).
-            aliases: eni.privateDnsName && eni.deviceIndex === 0 ? [eni.privateDnsName] : [],
+            aliases: eni.instanceId && dnsNames.has(eni.instanceId) ? [dnsNames.get(eni.instanceId)!] : [],
             removeCommand:
               `aws ec2 unassign-private-ip-addresses ${where} ` +
               `--network-interface-id ${eni.id} --private-ip-addresses ${a.ip}`,
