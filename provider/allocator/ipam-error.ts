@@ -16,6 +16,8 @@
  * - `NO_NETWORK` / `NO_STORAGE`: a node allocator was built without a network or a store.
  * - `LOCK_TIMEOUT` / `LEDGER_UNAVAILABLE`: raised by the state layer (pool lock, stack checkpoint),
  *   never by the allocator itself; listed here so that every package error shares one class.
+ * - `CONFLICT`: a Kubernetes read-modify-write lost to other writers more often than its retry
+ *   budget allows (raised by the Kubernetes client layer).
  */
 export type IpamErrorCode =
   | "INVALID_ADDRESS"
@@ -33,7 +35,8 @@ export type IpamErrorCode =
   | "NO_NETWORK"
   | "NO_STORAGE"
   | "LOCK_TIMEOUT"
-  | "LEDGER_UNAVAILABLE";
+  | "LEDGER_UNAVAILABLE"
+  | "CONFLICT";
 
 /**
  * The one error class of the allocator. `code` is stable public API; `message` names the offending
