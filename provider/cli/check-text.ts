@@ -1,0 +1,42 @@
+import { describe, type CheckResult } from "./check-command";
+import type { Style } from "./style";
+
+const headings = {
+  leaked: "on a host, inside a pool, held by nobody in state",
+  missing: "in state, on no host",
+  misplaced: "on another host than state says",
+} as const;
+
+/** The terminal report of `check`: what was asked, then each finding with the commands that fix it. */
+export function checkText(result: CheckResult, style: Style): string {
+  const out: string[] = [];
+  for (const p of result.provisioners) {
+    const what = p.skipped
+      ? `skipped: ${p.skipped}`
+      : `${p.seen} address${p.seen === 1 ? "" : "es"} on hosts in ${p.subnets.join(", ")}`;
+    out.push(`provisioner ${describe(p.provisioner)}: ${what}`);
+  }
+  if (result.provisioners.length === 0) out.push(`stack ${result.stack} has no EgressIpAssignment to check`);
+  for (const kind of ["leaked", "missing", "misplaced"] as const) {
+    const list = result.findings.filter((f) => f.kind === kind);
+    out.push("", style.paint(`${kind} (${headings[kind]}): ${list.length}`, list.length > 0 ? "1;31" : "32"));
+    for (const f of list) {
+      const where =
+        kind === "leaked"
+          ? `on ${f.actualHost}`
+          : kind === "missing"
+            ? `state: on ${f.expectedHost}`
+            : `state: on ${f.expectedHost}, really on ${f.actualHost}`;
+      out.push(`  ${f.ip}  ${where}${f.urn ? `  (${f.urn})` : ""}`);
+      f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${cmd}`));
+    }
+  }
+  const n = result.findings.length;
+  out.push(
+    "",
+    n === 0
+      ? "no drift: the hosts carry what state says"
+      : `${n} finding${n === 1 ? "" : "s"}: run the fix commands above`,
+  );
+  return out.join("\n");
+}

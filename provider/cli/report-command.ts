@@ -1,0 +1,69 @@
+import * as fs from "node:fs";
+import { cellStates, type SubnetMap } from "./address-map";
+import { cellLook } from "./cell-glyphs";
+import { CliError } from "./cli-error";
+import { poolUsages, type PoolUsage } from "./pool-usage";
+import { poolsSvg } from "./report-svg";
+import { poolText } from "./report-text";
+import type { StackSnapshot } from "./stack-snapshot";
+import type { Style } from "./style";
+
+/** Options of `report`. */
+export interface ReportOptions {
+  /** Only the pool with this logical name or URN. */
+  pool?: string;
+  /** Also write the map as an SVG file here. */
+  svg?: string;
+  json?: boolean;
+}
+
+/**
+ * The report of a stack's pools: the text (or JSON document) to print, after writing the SVG when
+ * asked for.
+ * @throws CliError naming the pool when `--pool` matches none, or the file when the SVG cannot be written.
+ */
+export function report(snapshot: StackSnapshot, options: ReportOptions, style: Style): string {
+  const usages = poolUsages(
+    snapshot,
+    (name, urn) => options.pool === undefined || options.pool === name || options.pool === urn,
+  );
+  if (options.pool !== undefined && usages.length === 0) {
+    const names = poolUsages(snapshot).map((u) => u.name);
+    throw new CliError(
+      `stack "${snapshot.stack}" has no pool named "${options.pool}"; ` +
+        (names.length > 0 ? `its pools: ${names.join(", ")}` : "it has no IpPool at all"),
+    );
+  }
+  if (options.svg !== undefined) {
+    try {
+      fs.writeFileSync(options.svg, poolsSvg(snapshot.stack, usages));
+    } catch (e) {
+      const why = (e as NodeJS.ErrnoException).code ?? String(e);
+      throw new CliError(
+        `cannot write the SVG map to "${options.svg}" (${why}); give a path in a writable directory`,
+      );
+    }
+  }
+  if (options.json) return JSON.stringify(reportJson(snapshot.stack, usages, options.svg), null, 2);
+  if (usages.length === 0) return `stack ${snapshot.stack} has no IpPool`;
+  const parts = usages.map((u) => poolText(u, style));
+  if (options.svg !== undefined) parts.push(`map written to ${options.svg}`);
+  return parts.join("\n\n");
+}
+
+/** The JSON document of `report --json`: counts as decimal strings, map rows as glyph strings. */
+function reportJson(stack: string, usages: PoolUsage[], svg: string | undefined) {
+  const legend = Object.fromEntries(cellStates.map((s) => [cellLook[s].glyph, s]));
+  const map = (m: SubnetMap) => ({
+    ...m,
+    lines: m.lines.map((l) =>
+      l.kind === "row" ? { ...l, cells: l.cells.map((c) => cellLook[c].glyph).join("") } : l,
+    ),
+  });
+  return {
+    stack,
+    legend,
+    pools: usages.map((u) => ({ ...u, maps: u.maps.map(map) })),
+    ...(svg !== undefined ? { svg } : {}),
+  };
+}

@@ -1,0 +1,105 @@
+import { formatAddress, parseAddress } from "../allocator/address";
+import { cellStates, type MapRow } from "./address-map";
+import { blockText, cellLook } from "./cell-glyphs";
+import type { PoolUsage } from "./pool-usage";
+
+const cell = 10;
+const pitch = 12;
+const groupGap = 6;
+const line = 16;
+const charWidth = 6.6;
+
+/** Escapes text for XML character data and attribute values. */
+export function xmlEscape(text: string): string {
+  return text.replace(
+    /[<>&"']/g,
+    (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!,
+  );
+}
+
+/**
+ * The maps of the pools as one standalone SVG document (the same cells as the terminal map),
+ * for a wiki page. Every cell is a `<rect>` with `class="cell <state>"`, `data-state`,
+ * `data-first` (its first address) and `data-count` (addresses in the cell), and a `<title>`
+ * tooltip naming the holder of a single held address. Fills are attributes, so the picture keeps
+ * its colours where a wiki strips `<style>`.
+ */
+export function poolsSvg(stack: string, usages: PoolUsage[]): string {
+  const body: string[] = [];
+  let y = line;
+  let width = 0;
+  const text = (x: number, t: string, cls: string, extra = "") => {
+    body.push(`<text class="${cls}" x="${x}" y="${y}"${extra}>${xmlEscape(t)}</text>`);
+    width = Math.max(width, x + t.length * charWidth);
+  };
+  text(0, `IP pools of stack ${stack}`, "title", ' font-weight="bold"');
+  for (const u of usages) {
+    y += line * 1.5;
+    body.push(`<g class="pool" data-pool="${xmlEscape(u.pool)}">`);
+    text(0, `pool ${u.name}`, "pool-name", ' font-weight="bold"');
+    y += line;
+    text(
+      0,
+      `size ${u.size}, held ${u.held}, free ${u.free}, planned-not-created ${u.planned}, ` +
+        `reserved ${u.reserved}, excluded ${u.excluded}`,
+      "counts",
+    );
+    const owners = new Map(u.holders.map((h) => [h.ip, `${h.ip} ${h.state} by ${h.owner}`]));
+    for (const map of u.maps) {
+      y += line * 1.25;
+      text(0, `${map.subnet}: ${blockText(map.blockSize)}`, "subnet");
+      const labels = map.lines.filter((l): l is MapRow => l.kind === "row").map((r) => r.first.length);
+      const left = Math.ceil(Math.max(0, ...labels) * charWidth) + 8;
+      for (const l of map.lines) {
+        y += pitch + 2;
+        if (l.kind === "gap") {
+          const outside = l.outside === "0" ? "" : `, ${l.outside} outside the ranges`;
+          text(0, `… ${l.first} – ${l.last}: ${l.free} free${outside}`, "gap", ' font-style="italic"');
+          continue;
+        }
+        text(0, l.first, "row-label");
+        const base = parseAddress(l.first).value;
+        l.cells.forEach((state, i) => {
+          const x = left + i * pitch + Math.floor(i / 16) * groupGap;
+          const first = formatAddress(map.family, base + BigInt(i) * BigInt(map.blockSize));
+          const single = map.blockSize === "1";
+          const title = single ? (owners.get(first) ?? `${first} ${cellLook[state].meaning}`) : undefined;
+          body.push(
+            `<rect class="cell ${state}" data-state="${state}" data-first="${first}" data-count="${map.blockSize}" ` +
+              `x="${x}" y="${y - cell}" width="${cell}" height="${cell}" fill="${cellLook[state].fill}">` +
+              `${title ? `<title>${xmlEscape(title)}</title>` : ""}</rect>`,
+          );
+          width = Math.max(width, x + cell);
+        });
+      }
+    }
+    body.push("</g>");
+  }
+  y += line * 1.5;
+  body.push('<g class="legend">');
+  let x = 0;
+  for (const s of cellStates) {
+    body.push(
+      `<rect class="legend-cell ${s}" x="${x}" y="${y - cell}" width="${cell}" height="${cell}" fill="${cellLook[s].fill}"/>`,
+    );
+    const t = cellLook[s].meaning;
+    body.push(`<text x="${x + cell + 4}" y="${y}">${xmlEscape(t)}</text>`);
+    x += cell + 4 + Math.ceil(t.length * charWidth) + 14;
+  }
+  width = Math.max(width, x);
+  body.push("</g>");
+  const w = Math.ceil(width) + 8;
+  const h = Math.ceil(y) + 8;
+  return [
+    '<?xml version="1.0" encoding="UTF-8"?>',
+    `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" ` +
+      `font-family="ui-monospace, Menlo, Consolas, monospace" font-size="11">`,
+    `<title>${xmlEscape(`IP pools of stack ${stack}`)}</title>`,
+    `<rect width="100%" height="100%" fill="#ffffff"/>`,
+    `<g transform="translate(4 0)">`,
+    ...body,
+    "</g>",
+    "</svg>",
+    "",
+  ].join("\n");
+}

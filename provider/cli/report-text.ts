@@ -1,0 +1,91 @@
+import { cellStates, type MapGap, type MapRow, type SubnetMap } from "./address-map";
+import { blockText, cellLook } from "./cell-glyphs";
+import type { Holder, PoolUsage } from "./pool-usage";
+import type { Style } from "./style";
+
+const groupSize = 16;
+
+/** The terminal report of one pool: ranges, counts, the map with its legend, and the holders. */
+export function poolText(usage: PoolUsage, style: Style): string {
+  const bold = (t: string) => style.paint(t, "1");
+  const out: string[] = [];
+  out.push(`${bold(`pool ${usage.name}`)}  ${usage.pool}`);
+  for (const r of usage.ranges) {
+    out.push(`  range     ${r.rangeStart}-${r.rangeEnd} in ${r.subnet}, gateway ${r.gateway}`);
+  }
+  out.push(`  strategy  ${usage.strategy}`);
+  const counts: [string, string][] = [
+    ["size", usage.size],
+    ["held", usage.held],
+    ["free", usage.free],
+    ["planned-not-created", usage.planned],
+    ["reserved", usage.reserved],
+    ["excluded", usage.excluded],
+  ];
+  out.push(`  ${counts.map(([k, v]) => `${k} ${bold(v)}`).join("  ")}`);
+  for (const map of usage.maps) out.push("", ...mapText(map, style));
+  out.push("", `  ${legendText(style)}`);
+  out.push("", ...holdersText(usage.holders));
+  return out.join("\n");
+}
+
+/** The map of one subnet, a heading line then one line per row or gap. */
+export function mapText(map: SubnetMap, style: Style): string[] {
+  const rows = map.lines.filter((l): l is MapRow => l.kind === "row");
+  const width = Math.max(...rows.map((r) => r.first.length), 0);
+  const lines = [`  ${map.subnet}: ${blockText(map.blockSize)}`];
+  for (const line of map.lines) {
+    if (line.kind === "gap") {
+      lines.push(`  ${gapText(line)}`);
+      continue;
+    }
+    let cells = "";
+    // One colour code per run of equal cells in a group, not one per cell.
+    for (let i = 0; i < line.cells.length;) {
+      const state = line.cells[i]!;
+      let j = i + 1;
+      while (j < line.cells.length && line.cells[j] === state && j % groupSize !== 0) j++;
+      if (i > 0 && i % groupSize === 0) cells += " ";
+      cells += style.paint(cellLook[state].glyph.repeat(j - i), cellLook[state].sgr);
+      i = j;
+    }
+    lines.push(`  ${line.first.padEnd(width)}  ${cells}`);
+  }
+  return lines;
+}
+
+function gapText(gap: MapGap): string {
+  const outside = gap.outside === "0" ? "" : `, ${gap.outside} outside the ranges`;
+  return `... ${gap.first} - ${gap.last}: ${gap.free} free${outside}`;
+}
+
+/** `legend: # held  + planned, not created  …`, each glyph in its colour. */
+export function legendText(style: Style): string {
+  const items = cellStates.map(
+    (s) => `${style.paint(cellLook[s].glyph, cellLook[s].sgr)} ${cellLook[s].meaning}`,
+  );
+  return `legend: ${items.join("  ")}`;
+}
+
+/** The holders as a table, or a line saying there are none. */
+function holdersText(holders: Holder[]): string[] {
+  if (holders.length === 0) return ["  holders: none"];
+  const rows = holders.map((h) => [h.ip, h.state, sinceText(h), h.owner]);
+  const head = ["ADDRESS", "STATE", "SINCE", "HOLDER (URN)"];
+  const widths = head.map((t, i) => Math.max(t.length, ...rows.map((r) => r[i]!.length)));
+  const fmt = (r: string[]) =>
+    `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")}`;
+  return [fmt(head), ...rows.map(fmt)];
+}
+
+/** `#3 (update, 2025-12-01 04:50:12 UTC)`: the deployment that created the holder, and when. */
+export function sinceText(h: Holder): string {
+  const when = h.sinceTime
+    ? new Date(h.sinceTime)
+        .toISOString()
+        .replace("T", " ")
+        .replace(/\.\d+Z$/, " UTC")
+    : "";
+  if (h.sinceVersion === undefined) return when || "-";
+  return `#${h.sinceVersion} (${[h.sinceKind, when].filter(Boolean).join(", ")})`;
+}

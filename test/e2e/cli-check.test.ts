@@ -1,0 +1,214 @@
+import {
+  AssignPrivateIpAddressesCommand,
+  UnassignPrivateIpAddressesCommand,
+  type EC2Client,
+} from "@aws-sdk/client-ec2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli";
+import { changesOf, Harness } from "../support/harness";
+import {
+  createWorld,
+  ec2Client,
+  interfacesIn,
+  motoCredentials,
+  secondaryIps,
+  startMoto,
+  type MotoServer,
+  type World,
+} from "../support/moto";
+
+type Pkg = typeof import("../../provider/index");
+
+const region = "us-east-1";
+const zone = "us-east-1a";
+const subnet = "10.0.1.0/24";
+const egress = { role: "egress" };
+
+interface Finding {
+  kind: string;
+  ip: string;
+  expectedHost?: string;
+  actualHost?: string;
+  fix: string[];
+}
+
+describe("pulumi-egress-ipam check, against moto", () => {
+  const h = Harness.create("cli-check", { env: motoCredentials });
+  const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+  let moto: MotoServer;
+  let ec2: EC2Client;
+  let world: World;
+  let placed: Record<string, string> = {};
+  const check = (...args: string[]) => runCli(["check", "--stack", h.fqStackName, ...args], h.env);
+  const eniOf = async (instanceId: string) =>
+    (await interfacesIn(ec2, [world.subnetIds[zone]!])).find((n) => n.Attachment?.InstanceId === instanceId)!
+      .NetworkInterfaceId!;
+  /** Runs a printed `aws ec2 unassign-private-ip-addresses` fix through the SDK (no aws CLI here). */
+  const unassignAsPrinted = async (command: string) => {
+    const eni = /--network-interface-id (\S+)/.exec(command)![1]!;
+    const ip = /--private-ip-addresses (\S+)/.exec(command)![1]!;
+    expect(command).toContain(`--region ${region} --endpoint-url ${moto.endpoint}`);
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eni, PrivateIpAddresses: [ip] }),
+    );
+  };
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    ec2 = ec2Client(moto.endpoint, region);
+    world = await createWorld(ec2, {
+      region,
+      subnets: { [zone]: subnet },
+      instances: {
+        [zone]: [
+          { tags: egress, privateIp: "10.0.1.200" },
+          { tags: egress, privateIp: "10.0.1.201" },
+          { privateIp: "10.0.1.202" },
+        ],
+      },
+    });
+    await h.program(async () => {
+      const pool = new IpPool("egress", { ranges: [{ subnet }], cloudReserved: "aws" });
+      const provisioner = { kind: "aws" as const, region, endpoint: moto.endpoint, hostTags: egress };
+      const out: Record<string, unknown> = {};
+      for (const team of ["a", "b", "c"]) {
+        const ip = new EgressIp(`team-${team}`, {
+          pool,
+          namespace: team,
+          failureDomains: [zone],
+          provisioner,
+        });
+        out[team] = ip.ips.apply((l) => l[0]);
+      }
+      return out;
+    });
+    const up = await h.up();
+    placed = Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value as string]));
+  });
+  afterAll(async () => {
+    h.dispose();
+    await moto?.stop();
+  });
+
+  it("finds no drift right after up (exit 0)", async () => {
+    expect(placed).toEqual({ a: "10.0.1.4", b: "10.0.1.5", c: "10.0.1.6" });
+    const run = await check();
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(
+      /provisioner aws \(us-east-1 at http:\/\/127\.0\.0\.1:\d+\): 3 addresses on hosts in 10\.0\.1\.0\/24/,
+    );
+    expect(run.stdout).toContain("no drift: the hosts carry what state says");
+  });
+
+  it("finds an address added behind its back (leaked), one removed (missing) and one moved (misplaced), exit 1", async () => {
+    const hosts = await secondaryIps(ec2, [world.subnetIds[zone]!]);
+    const hostOf = (ip: string) => Object.entries(hosts).find(([, ips]) => ips.includes(ip))![0];
+    const [tagged1, tagged2, untagged] = world.instanceIds[zone]!;
+    // Leaked: a secondary IP in the pool that no resource holds, on the untagged instance.
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: await eniOf(untagged!),
+        PrivateIpAddresses: ["10.0.1.100"],
+      }),
+    );
+    // Missing: team a's address taken off its host.
+    const hostA = hostOf("10.0.1.4");
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({
+        NetworkInterfaceId: await eniOf(hostA),
+        PrivateIpAddresses: ["10.0.1.4"],
+      }),
+    );
+    // Misplaced: team b's address moved to the other tagged instance.
+    const hostB = hostOf("10.0.1.5");
+    const otherB = hostB === tagged1 ? tagged2! : tagged1!;
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({
+        NetworkInterfaceId: await eniOf(hostB),
+        PrivateIpAddresses: ["10.0.1.5"],
+      }),
+    );
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: await eniOf(otherB),
+        PrivateIpAddresses: ["10.0.1.5"],
+      }),
+    );
+
+    const run = await check("--json");
+    expect(run.code).toBe(1);
+    expect(run.stderr).toBe("");
+    const doc = JSON.parse(run.stdout) as { drift: boolean; findings: Finding[] };
+    expect(doc.drift).toBe(true);
+    const untaggedEni = await eniOf(untagged!);
+    const refreshUp = [`pulumi refresh --stack ${h.fqStackName}`, `pulumi up --stack ${h.fqStackName}`];
+    expect(doc.findings).toEqual([
+      {
+        kind: "missing",
+        ip: "10.0.1.4",
+        expectedHost: hostA,
+        urn: expect.stringMatching(/EgressIpAssignment::team-a-us-east-1a$/),
+        fix: refreshUp,
+      },
+      {
+        kind: "misplaced",
+        ip: "10.0.1.5",
+        expectedHost: hostB,
+        actualHost: otherB,
+        urn: expect.stringMatching(/EgressIpAssignment::team-b-us-east-1a$/),
+        fix: [
+          `aws ec2 unassign-private-ip-addresses --region ${region} --endpoint-url ${moto.endpoint} ` +
+            `--network-interface-id ${await eniOf(otherB)} --private-ip-addresses 10.0.1.5`,
+          ...refreshUp,
+        ],
+      },
+      {
+        kind: "leaked",
+        ip: "10.0.1.100",
+        actualHost: untagged,
+        fix: [
+          `aws ec2 unassign-private-ip-addresses --region ${region} --endpoint-url ${moto.endpoint} ` +
+            `--network-interface-id ${untaggedEni} --private-ip-addresses 10.0.1.100`,
+        ],
+      },
+    ]);
+
+    const text = await check();
+    expect(text.code).toBe(1);
+    expect(text.stdout).toMatch(
+      /leaked \(on a host, inside a pool, held by nobody in state\): 1\n {2}10\.0\.1\.100 {2}on i-/,
+    );
+    expect(text.stdout).toMatch(/missing \(in state, on no host\): 1\n {2}10\.0\.1\.4 {2}state: on i-/);
+    expect(text.stdout).toMatch(
+      /misplaced \(on another host than state says\): 1\n {2}10\.0\.1\.5 {2}state: on i-\w+, really on i-/,
+    );
+    expect(text.stdout).toContain("3 findings: run the fix commands above");
+  });
+
+  it("is read only, and the fix commands it prints repair all three: check then finds no drift", async () => {
+    const before = await secondaryIps(ec2, [world.subnetIds[zone]!]);
+    const doc = JSON.parse((await check("--json")).stdout) as { findings: Finding[] };
+    expect(await secondaryIps(ec2, [world.subnetIds[zone]!])).toEqual(before);
+    // Every cloud call first (as printed), then one refresh and one up cover every finding.
+    for (const f of doc.findings)
+      for (const cmd of f.fix.filter((c) => c.startsWith("aws "))) await unassignAsPrinted(cmd);
+    await h.refresh();
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toMatchObject({ update: 2 });
+    const run = await check();
+    expect(run.stdout).toContain("no drift");
+    expect(run.code).toBe(0);
+  });
+
+  it("exits 3 with one line naming the endpoint when the provisioner cannot be reached", async () => {
+    await moto.stop();
+    const run = await check();
+    expect(run.code).toBe(3);
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(run.stderr).toMatch(
+      /^error: cannot ask the aws \(us-east-1 at http:\/\/127\.0\.0\.1:\d+\) provisioner what is on its hosts: .*check that its endpoint is reachable/,
+    );
+  });
+});
