@@ -1,5 +1,5 @@
 import { type AddressFamily, formatAddress } from "../allocator/address";
-import type { ReadonlyIntervalSet } from "../allocator/interval-set";
+import { countUnionIn, type ReadonlyIntervalSet } from "../allocator/interval-set";
 import { parsePrefix } from "../allocator/prefix";
 
 /**
@@ -32,13 +32,18 @@ export interface MapRow {
   cells: CellState[];
 }
 
-/** Rows left out because nothing in them is held, planned, reserved, a gateway or excluded. */
+/**
+ * Rows left out: nothing in them is held, planned, reserved or a gateway, and no exclusion or range
+ * starts or ends there, so each is all free, all excluded or all outside the ranges.
+ */
 export interface MapGap {
   kind: "gap";
   first: string;
   last: string;
   /** Free addresses in the gap, as a decimal string. */
   free: string;
+  /** Excluded addresses in the gap, as a decimal string. */
+  excluded: string;
   /** Addresses of the gap outside the pool's ranges, as a decimal string. */
   outside: string;
 }
@@ -64,19 +69,14 @@ export interface MapShape {
 /** 64 cells a row (four groups of 16), at most 16 rows: a /22 fits address by address. */
 export const defaultShape: MapShape = { columns: 64, maxRows: 16 };
 
-const occupying: readonly ("held" | "planned" | "reserved" | "gateway" | "excluded")[] = [
-  "held",
-  "planned",
-  "reserved",
-  "gateway",
-  "excluded",
-];
-
+const marked = ["held", "planned", "reserved", "gateway"] as const;
+const precedence = [...marked, "excluded"] as const;
 /**
  * Maps one subnet of a pool. Cells are single addresses when the whole subnet fits in `maxRows`
- * rows, or when the rows with something in them do (the others become gaps); otherwise the block
- * size doubles until it fits. Only interval boundaries are walked, never addresses, so an IPv6 /64
- * costs what a /24 costs.
+ * rows, or when the telling rows do (those with a held, planned, reserved or gateway address, or
+ * where an exclusion or a range begins or ends); the rows between them become gaps. Otherwise the
+ * block size doubles until they fit. Only interval boundaries are walked, never addresses, so an
+ * IPv6 /64 costs what a /24 costs.
  * @throws IpamError for a subnet that is not a CIDR.
  */
 export function mapSubnet(subnet: string, layers: MapLayers, shape: MapShape = defaultShape): SubnetMap {
@@ -87,7 +87,7 @@ export function mapSubnet(subnet: string, layers: MapLayers, shape: MapShape = d
     const span = block * columns;
     const totalRows = (size + span - 1n) / span;
     const rows =
-      totalRows <= BigInt(shape.maxRows) ? allRows(totalRows) : occupiedRows(layers, network, last, span);
+      totalRows <= BigInt(shape.maxRows) ? allRows(totalRows) : tellingRows(layers, network, last, span);
     if (rows.length <= shape.maxRows || span >= size) {
       const lines: (MapRow | MapGap)[] = [];
       let next = network;
@@ -115,12 +115,17 @@ function allRows(count: bigint): bigint[] {
   return out;
 }
 
-/** Indexes of the rows of `span` addresses that hold something other than free addresses, sorted. */
-function occupiedRows(layers: MapLayers, network: bigint, last: bigint, span: bigint): bigint[] {
+/** Indexes of the telling rows of `span` addresses (see {@link mapSubnet}), sorted. */
+function tellingRows(layers: MapLayers, network: bigint, last: bigint, span: bigint): bigint[] {
+  const row = (value: bigint) => (value - network) / span;
   const ranges: [bigint, bigint][] = [];
-  for (const name of occupying) {
+  for (const name of marked) {
+    for (const [s, e] of layers[name].intervals(network, last)) ranges.push([row(s), row(e)]);
+  }
+  for (const name of ["excluded", "inRange"] as const) {
     for (const [s, e] of layers[name].intervals(network, last)) {
-      ranges.push([(s - network) / span, (e - network) / span]);
+      if (s > network) ranges.push([row(s), row(s)]);
+      if (e < last) ranges.push([row(e), row(e)]);
     }
   }
   ranges.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
@@ -136,17 +141,19 @@ function occupiedRows(layers: MapLayers, network: bigint, last: bigint, span: bi
 }
 
 function cellState(layers: MapLayers, from: bigint, to: bigint): CellState {
-  for (const name of occupying) if (layers[name].countIn(from, to) > 0n) return name;
+  for (const name of precedence) if (layers[name].countIn(from, to) > 0n) return name;
   return layers.inRange.countIn(from, to) > 0n ? "free" : "outside";
 }
 
 function gap(family: AddressFamily, layers: MapLayers, from: bigint, to: bigint): MapGap {
-  const free = layers.inRange.countIn(from, to);
+  const excluded = layers.excluded.countIn(from, to);
+  const covered = countUnionIn(layers.inRange, layers.excluded, from, to);
   return {
     kind: "gap",
     first: formatAddress(family, from),
     last: formatAddress(family, to),
-    free: free.toString(),
-    outside: (to - from + 1n - free).toString(),
+    free: (covered - excluded).toString(),
+    excluded: excluded.toString(),
+    outside: (to - from + 1n - covered).toString(),
   };
 }

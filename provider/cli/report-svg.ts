@@ -2,6 +2,7 @@ import { formatAddress, parseAddress } from "../allocator/address";
 import { cellStates, type MapRow } from "./address-map";
 import { blockText, cellLook } from "./cell-glyphs";
 import type { PoolUsage } from "./pool-usage";
+import { gapText } from "./report-text";
 
 const cell = 10;
 const pitch = 12;
@@ -53,8 +54,7 @@ export function poolsSvg(stack: string, usages: PoolUsage[]): string {
       for (const l of map.lines) {
         y += pitch + 2;
         if (l.kind === "gap") {
-          const outside = l.outside === "0" ? "" : `, ${l.outside} outside the ranges`;
-          text(0, `… ${l.first} – ${l.last}: ${l.free} free${outside}`, "gap", ' font-style="italic"');
+          text(0, gapText(l, "…"), "gap", ' font-style="italic"');
           continue;
         }
         text(0, l.first, "row-label");

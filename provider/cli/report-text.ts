@@ -54,9 +54,14 @@ export function mapText(map: SubnetMap, style: Style): string[] {
   return lines;
 }
 
-function gapText(gap: MapGap): string {
-  const outside = gap.outside === "0" ? "" : `, ${gap.outside} outside the ranges`;
-  return `... ${gap.first} - ${gap.last}: ${gap.free} free${outside}`;
+/** `... 10.64.0.64 - 10.64.127.255: 32704 free`, naming only the kinds of address the gap has. */
+export function gapText(gap: MapGap, ellipsis = "..."): string {
+  const parts = [
+    [gap.free, "free"],
+    [gap.excluded, "excluded"],
+    [gap.outside, "outside the ranges"],
+  ].filter(([n]) => n !== "0");
+  return `${ellipsis} ${gap.first} - ${gap.last}: ${parts.map(([n, what]) => `${n} ${what}`).join(", ")}`;
 }
 
 /** `legend: # held  + planned, not created  …`, each glyph in its colour. */

@@ -78,21 +78,35 @@ describe("mapSubnet", () => {
     expect(rows(map.lines).reduce((n, r) => n + r.cells.length, 0)).toBe(256);
   });
 
-  it("shows only the occupied row of a /16 whose holders sit at its start, the rest as one gap", () => {
+  it("draws the telling rows of a /16 and folds the uniform ones into gaps", () => {
     const map = mapSubnet(
-      "10.1.0.0/16",
-      layers({ range: ["10.1.0.1", "10.1.255.254"], gateway: "10.1.0.1", held: ["10.1.0.2", "10.1.0.3"] }),
+      "10.64.0.0/16",
+      layers({
+        range: ["10.64.0.1", "10.64.255.254"],
+        gateway: "10.64.0.1",
+        held: ["10.64.0.2", "10.64.0.3"],
+        exclude: ["10.64.128.0/20"],
+      }),
     );
     expect(map.blockSize).toBe("1");
-    expect(map.lines).toHaveLength(2);
-    expect(map.lines[0]).toMatchObject({ kind: "row", first: "10.1.0.0" });
-    expect(map.lines[1]).toEqual({
+    const gapOf = (first: string, last: string, free: string, excluded: string, outside: string) => ({
       kind: "gap",
-      first: "10.1.0.64",
-      last: "10.1.255.255",
-      free: "65471",
-      outside: "1",
+      first,
+      last,
+      free,
+      excluded,
+      outside,
     });
+    expect(map.lines.map((l) => (l.kind === "row" ? l.first : l))).toEqual([
+      "10.64.0.0", // the gateway, the holders and where the range begins
+      gapOf("10.64.0.64", "10.64.127.255", "32704", "0", "0"),
+      "10.64.128.0", // where the exclusion begins
+      gapOf("10.64.128.64", "10.64.143.191", "0", "3968", "0"),
+      "10.64.143.192", // where it ends
+      gapOf("10.64.144.0", "10.64.255.191", "28608", "0", "0"),
+      "10.64.255.192", // where the range ends, before the broadcast address
+    ]);
+    expect(rows(map.lines).at(-1)!.cells.slice(-2)).toEqual(["free", "outside"]);
   });
 
   it("draws an IPv6 /64 from its occupied blocks without enumerating it", () => {
@@ -106,6 +120,7 @@ describe("mapSubnet", () => {
     );
     expect(map.blockSize).toBe("1");
     expect(count(map.lines, "held")).toBe(2);
+    expect(map.lines).toHaveLength(2);
     expect(map.lines[1]).toMatchObject({ kind: "gap", free: ((1n << 64n) - 64n).toString(), outside: "0" });
   });
 

@@ -133,6 +133,7 @@ describe("pulumi-egress-ipam report, on a stack made by the engine", () => {
         first: "fd00:8::40",
         last: "fd00:8::ffff:ffff:ffff:ffff",
         free: "18446744073709551552",
+        excluded: "0",
         outside: "0",
       },
     ]);
