@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The whole test suite: toolchain setup, format and lint checks, typecheck, unit and end-to-end tests.
+# The whole test suite: toolchain setup (with the test cluster's servers), format and lint checks,
+# typecheck, unit and end-to-end tests (the e2e global setup starts and stops the test cluster).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
+bash scripts/setup-kube.sh
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 echo "== format, lint, typecheck" >&2
