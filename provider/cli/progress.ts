@@ -17,7 +17,7 @@ export function progressOn(stream: NodeJS.WriteStream, intervalMs = 100): Progre
   let text = "";
   let frame = 0;
   const draw = () => {
-    const width = Math.max(10, (stream.columns ?? 80) - 3);
+    const width = Math.max(10, (stream.columns || 80) - 3);
     stream.write(`\r\u001b[2K${frames[frame++ % frames.length]} ${text.slice(0, width)}`);
   };
   const timer = setInterval(draw, intervalMs);
