@@ -2,6 +2,7 @@ import type * as k8s from "@kubernetes/client-node";
 import { retryOnConflict, type ConflictRetryPolicy } from "./conflict-retry";
 import { isNotFound, kubeFailure } from "./kube-errors";
 import type { KubeClients } from "./kube-config";
+import { shared } from "../state/process-registry";
 
 /** A cluster-scoped object by API version, kind and name. */
 export interface ObjectRef {
@@ -67,13 +68,38 @@ export async function listObjects(
  * `change` what to write, and writes it with the `resourceVersion` read as a precondition. A 409
  * (someone wrote in between) reads again and asks `change` again, with the bounded jittered backoff
  * of {@link retryOnConflict}. `change` may throw to refuse; that error is passed through.
+ *
+ * Edits of one object from this process take turns (a deployment writes one HostSubnet from many
+ * resources at once): they would only make each other retry, and enough of them would exhaust the
+ * retry budget. The 409 retries are for writers outside the process.
  * @returns the object as written (or as read when nothing changed; undefined when absent or deleted).
  */
-export async function editObject(
+export function editObject(
   kube: KubeClients,
   ref: ObjectRef,
   doing: string,
-  change: (current: KubeObject | undefined) => Edit,
+  change: (current: KubeObject | undefined) => Edit | Promise<Edit>,
+  policy: Partial<ConflictRetryPolicy> = {},
+  signal?: AbortSignal,
+): Promise<KubeObject | undefined> {
+  const turns = shared("kube-object-turns", "", () => new Map<string, Promise<unknown>>());
+  const key = `${kube.server}\u0000${ref.apiVersion}\u0000${ref.kind}\u0000${ref.name}`;
+  const result = (turns.get(key) ?? Promise.resolve()).then(() =>
+    editNow(kube, ref, doing, change, policy, signal),
+  );
+  const settled = result.catch(() => undefined);
+  turns.set(key, settled);
+  void settled.then(() => {
+    if (turns.get(key) === settled) turns.delete(key);
+  });
+  return result;
+}
+
+async function editNow(
+  kube: KubeClients,
+  ref: ObjectRef,
+  doing: string,
+  change: (current: KubeObject | undefined) => Edit | Promise<Edit>,
   policy: Partial<ConflictRetryPolicy> = {},
   signal?: AbortSignal,
 ): Promise<KubeObject | undefined> {
@@ -83,7 +109,7 @@ export async function editObject(
     async () => {
       signal?.throwIfAborted();
       const current = await readObject(kube, ref);
-      const edit = change(current);
+      const edit = await change(current);
       if (!edit) return current;
       const header = { apiVersion: ref.apiVersion, kind: ref.kind };
       const version = current?.metadata?.resourceVersion;
