@@ -1,18 +1,26 @@
 import { awsProvisioner } from "./aws-provisioner";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
+import type { OcpStaticProvisionerConfig, OvnProvisionerConfig } from "./kube-provisioner-config";
 import { noneProvisioner } from "./none";
+import { ocpDynamicProvisioner } from "./ocp-dynamic";
+import { ocpStaticProvisioner } from "./ocp-static";
+import { ovnProvisioner } from "./ovn";
 import {
   provisionerConfigProblems,
+  withoutInstanceSettings,
   type AwsProvisionerConfig,
   type ProvisionerConfig,
+  type ScopedProvisionerConfig,
 } from "./provisioner-config";
 
-type Factory = (config: ProvisionerConfig) => EgressIPProvisioner;
+type Factory = (config: ScopedProvisionerConfig) => EgressIPProvisioner;
 
-// Provisioners register here as they are built (ocp-static, ocp-dynamic and ovn are still to come).
 const factories = new Map<string, Factory>([
   ["none", (c) => noneProvisioner(c as Parameters<typeof noneProvisioner>[0])],
   ["aws", (c) => awsProvisioner(c as AwsProvisionerConfig)],
+  ["ocp-static", (c) => ocpStaticProvisioner(c as OcpStaticProvisionerConfig & { namespace?: string })],
+  ["ocp-dynamic", (c) => ocpDynamicProvisioner(c as Parameters<typeof ocpDynamicProvisioner>[0])],
+  ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & { namespace?: string })],
 ]);
 
 /**
@@ -24,12 +32,13 @@ export function registerProvisioner(kind: ProvisionerConfig["kind"], factory: Fa
 }
 
 /**
- * Builds the provisioner for `config.kind`.
+ * Builds the provisioner for `config.kind`. The config may carry the instance settings a resource
+ * adds (`namespace`, `cidrs`; see `withInstanceSettings`); the rest is validated as user settings.
  * @throws Error listing every config problem, or naming a kind known but not available in this
  * version of the package.
  */
-export function createProvisioner(config: ProvisionerConfig): EgressIPProvisioner {
-  const problems = provisionerConfigProblems(config);
+export function createProvisioner(config: ScopedProvisionerConfig): EgressIPProvisioner {
+  const problems = provisionerConfigProblems(withoutInstanceSettings(config));
   if (problems.length > 0) {
     throw new Error(
       `invalid provisioner config: ${problems.map((p) => `${p.property || "config"}: ${p.reason}`).join("; ")}`,

@@ -22,6 +22,13 @@ export interface EgressIPProvisioner {
    * @throws Error naming the failure domain when it has no eligible host.
    */
   findHostForNewIP(failureDomain: string, signal?: AbortSignal): Promise<string>;
+  /**
+   * Optional: {@link findHostForNewIP} for an address already known (planned by the pool), so the
+   * host can be one whose network carries it (Kubernetes: the Node's egress subnet) and the
+   * provisioner can remember which address it planned where. Preferred over `findHostForNewIP`.
+   * @throws Error naming the failure domain, and why each of its hosts cannot take the address.
+   */
+  findHostForIP?(ip: string, failureDomain: string, signal?: AbortSignal): Promise<string>;
   /** Puts a given IP on the host. @throws Error when the IP cannot be used there. */
   addSpecifiedIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
   /** Lets the platform pick an IP for the host and returns it. */
@@ -34,6 +41,8 @@ export interface EgressIPProvisioner {
   checkIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
   /** Makes the host able to carry the pool's IPs (ocp-dynamic egressCIDRs); a no-op elsewhere. */
   assignCIDR(host: string, signal?: AbortSignal): Promise<void>;
+  /** Optional: undoes {@link assignCIDR} (ocp-dynamic: egressCIDRs off the HostSubnet; ovn: the label off the Node). */
+  unassignCIDR?(host: string, signal?: AbortSignal): Promise<void>;
   /**
    * Optional: addresses inside `cidrs` that are in use outside Pulumi state (AWS: every private IP
    * of every network interface in those subnets), so the pool never plans them. Canonical strings.

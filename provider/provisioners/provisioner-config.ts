@@ -1,3 +1,5 @@
+import { kubeConfigProblems, kubeKinds, type KubeProvisionerConfig } from "./kube-provisioner-config";
+
 /** Settings of the `none` provisioner: pure IPAM, hosts are opaque labels. */
 export interface NoneProvisionerConfig {
   kind: "none";
@@ -21,17 +23,52 @@ export interface AwsProvisionerConfig {
   hostTags?: Record<string, string>;
 }
 
-/** Settings shared by provisioners that are not built into this version yet. */
-export interface OtherProvisionerConfig {
-  kind: "ocp-static" | "ocp-dynamic" | "ovn";
-  [setting: string]: unknown;
-}
-
 /**
  * Provisioner settings, stored in state as resource inputs: names and selectors only, never
  * credentials (AWS uses the default credential chain, Kubernetes a kubeconfig context name).
  */
-export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | OtherProvisionerConfig;
+export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | KubeProvisionerConfig;
+
+/**
+ * What a resource adds to the user's provisioner settings when it builds the provisioner that
+ * serves it (see {@link withInstanceSettings}); never part of the `provisioner` input itself.
+ */
+export interface InstanceSettings {
+  /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object). */
+  namespace?: string;
+  /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
+  cidrs?: string[];
+}
+
+/** A provisioner config with the instance settings its kind uses. */
+export type ScopedProvisionerConfig = ProvisionerConfig & InstanceSettings;
+
+const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
+  "ocp-static": ["namespace"],
+  "ocp-dynamic": ["namespace", "cidrs"],
+  ovn: ["namespace"],
+};
+
+/**
+ * The config a resource builds its provisioner from: the user's settings plus those instance
+ * settings the kind uses (none for `none` and `aws`, so resources of every namespace share one
+ * aws provisioner and its host load counts). A distinct config is a distinct cached provisioner.
+ */
+export function withInstanceSettings(
+  config: ProvisionerConfig,
+  settings: InstanceSettings,
+): ScopedProvisionerConfig {
+  const keys = instanceKeys[config.kind] ?? [];
+  const scoped: Record<string, unknown> = { ...config };
+  for (const key of keys) if (settings[key] !== undefined) scoped[key] = settings[key];
+  return scoped as unknown as ScopedProvisionerConfig;
+}
+
+/** The user's settings of a scoped config: the config without its instance settings. */
+export function withoutInstanceSettings(config: ScopedProvisionerConfig): ProvisionerConfig {
+  const { namespace: _namespace, cidrs: _cidrs, ...rest } = config;
+  return rest as ProvisionerConfig;
+}
 
 /** Every provisioner kind this package knows. */
 export const provisionerKinds = ["none", "aws", "ocp-static", "ocp-dynamic", "ovn"] as const;
@@ -83,6 +120,9 @@ export function provisionerConfigProblems(config: unknown): { property: string; 
       });
   }
   if (c.kind === "aws") problems.push(...awsConfigProblems(c));
+  if (kubeKinds.includes(c.kind as (typeof kubeKinds)[number])) {
+    problems.push(...kubeConfigProblems(c, provisionerConfigProblems, (key) => secretLike.test(key)));
+  }
   return problems;
 }
 

@@ -12,9 +12,16 @@ export interface EgressIpArgs {
    * on AWS a subnet lives in one availability zone, so each zone needs a pool of its own subnet.
    */
   pool: IpPool | Record<string, IpPool>;
-  /** Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, … Never credentials. */
+  /**
+   * Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, `{ kind: "ocp-static" }`,
+   * `{ kind: "ocp-dynamic" }`, `{ kind: "ovn" }`, … Never credentials.
+   */
   provisioner: pulumi.Input<ProvisionerConfig>;
-  /** The namespace the egress IPs serve (informational for `none` and `aws`). */
+  /**
+   * The namespace the egress IPs serve: required by `ocp-static` and `ocp-dynamic` (its
+   * NetNamespace gets the addresses) and `ovn` (its EgressIP object selects it); informational for
+   * `none` and `aws`. Changing it replaces the placements.
+   */
   namespace?: pulumi.Input<string>;
   /** One address per failure domain (AWS: availability zone), as the egress operators do. */
   failureDomains?: string[];

@@ -4,6 +4,11 @@ import { poolSubnets, resolvePool, type Failure } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
 import { callSignal, provisionerFailures, provisionerFor } from "./provisioner-cache";
 import { hasUnknown } from "./unknowns";
+import { withInstanceSettings } from "../provisioners/provisioner-config";
+
+/** The provisioner of a CidrAssignment: the user's settings plus the pool's CIDRs where the kind uses them. */
+const cidrProvisioner = (props: Props) =>
+  provisionerFor(withInstanceSettings(props.provisioner, { cidrs: props.cidrs }));
 
 async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
   if ([news.pool, news.provisioner, news.requestedHosts, news.failureDomain].some(hasUnknown)) {
@@ -29,7 +34,8 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
       : [];
   if (!hosts?.length) {
     try {
-      hosts = [await provisionerFor(news.provisioner).findHostForNewIP(news.failureDomain, callSignal())];
+      const provisioner = cidrProvisioner({ ...news, cidrs });
+      hosts = [await provisioner.findHostForNewIP(news.failureDomain, callSignal())];
     } catch (e) {
       return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
     }
@@ -38,15 +44,22 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
 }
 
 async function assign(news: Props, already: string[] = []) {
-  const provisioner = provisionerFor({ ...news.provisioner, cidrs: news.cidrs });
+  const provisioner = cidrProvisioner(news);
   for (const host of news.hosts as string[]) {
     if (!already.includes(host)) await provisioner.assignCIDR(host, callSignal());
   }
 }
 
+/** Undoes the assignment on `hosts` where the provisioner can (ocp-dynamic, ovn); a no-op elsewhere. */
+async function unassign(props: Props, hosts: string[]) {
+  const provisioner = cidrProvisioner(props);
+  for (const host of hosts) await provisioner.unassignCIDR?.(host, callSignal());
+}
+
 /**
  * Provider of CidrAssignment: `assignCIDR` for each host; hosts added later are assigned in
- * place; a pool or provisioner change assigns again on a replacement.
+ * place and hosts dropped are unassigned (`unassignCIDR`, where the provisioner has it, as on
+ * delete); a pool or provisioner change assigns again on a replacement.
  */
 export const cidrAssignmentProvider: ProviderImpl = {
   check: checkCidrAssignment,
@@ -56,7 +69,8 @@ export const cidrAssignmentProvider: ProviderImpl = {
     if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
     if (JSON.stringify(olds.cidrs) !== JSON.stringify(news.cidrs)) replaces.push("pool");
     const changes = replaces.length > 0 || JSON.stringify(olds.hosts) !== JSON.stringify(news.hosts);
-    return { changes, replaces };
+    // The old assignment lets go first: on ovn its delete would take the label the new one just set.
+    return { changes, replaces, ...(replaces.length > 0 ? { deleteBeforeReplace: true } : {}) };
   },
 
   async create(inputs) {
@@ -70,8 +84,14 @@ export const cidrAssignmentProvider: ProviderImpl = {
 
   async update(_id, olds, news) {
     await assign(news, olds.hosts);
+    await unassign(
+      olds,
+      (olds.hosts as string[]).filter((h) => !news.hosts.includes(h)),
+    );
     return { outs: withoutProvider(news) };
   },
 
-  async delete() {},
+  async delete(_id, props) {
+    await unassign(props, props.hosts ?? []);
+  },
 };

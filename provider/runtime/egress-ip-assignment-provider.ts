@@ -1,15 +1,37 @@
 import type * as pulumi from "@pulumi/pulumi";
-import { canonicalAddress } from "../allocator";
+import { canonicalAddress, isIpamError } from "../allocator";
+import { kubeKinds } from "../provisioners/kube-provisioner-config";
+import { withInstanceSettings, type ScopedProvisionerConfig } from "../provisioners/provisioner-config";
 import type { ProviderImpl } from "./index";
 import type { Failure } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
 import { callSignal, provisionerFailures, provisionerFor } from "./provisioner-cache";
 import { hasUnknown } from "./unknowns";
 
+/** Whether a provisioner kind writes per-namespace objects (and so needs the EgressIp's namespace). */
+const usesNamespace = (config: Props | undefined): boolean =>
+  kubeKinds.includes(config?.kind as (typeof kubeKinds)[number]);
+
+/**
+ * The provisioner config of one assignment: the user's settings plus the assignment's namespace
+ * where the kind uses it (ocp-static, ocp-dynamic, ovn write the namespace's NetNamespace or
+ * EgressIP object). The namespace reaches the provisioner as an instance setting rather than as an
+ * argument, so the seed interface's methods keep their signatures; provisioners of one cluster
+ * share their planning state whatever namespace they serve (see `plannerFor`).
+ */
+export function assignmentConfig(props: Props): ScopedProvisionerConfig {
+  return withInstanceSettings(props.provisioner, { namespace: props.namespace || undefined });
+}
+
 async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-  if (hasUnknown(news.ip) || hasUnknown(news.provisioner) || hasUnknown(news.pinnedHost))
-    return { inputs: news };
+  if ([news.ip, news.provisioner, news.pinnedHost, news.namespace].some(hasUnknown)) return { inputs: news };
   const failures: Failure[] = provisionerFailures(news.provisioner);
+  if (usesNamespace(news.provisioner) && (typeof news.namespace !== "string" || news.namespace === "")) {
+    failures.push({
+      property: "namespace",
+      reason: `the ${news.provisioner.kind} provisioner gives the addresses to a namespace: set the EgressIp's namespace`,
+    });
+  }
   let ip = news.ip;
   try {
     ip = canonicalAddress(String(news.ip));
@@ -18,7 +40,7 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   }
   if (failures.length > 0) return { inputs: news, failures };
 
-  const provisioner = provisionerFor(news.provisioner);
+  const provisioner = provisionerFor(assignmentConfig(news));
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
   let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
   try {
@@ -27,9 +49,13 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     if (host && !news.pinnedHost && provisioner.hostServes) {
       if (!(await provisioner.hostServes(host, news.failureDomain, callSignal()))) host = undefined;
     }
-    host ??= await provisioner.findHostForNewIP(news.failureDomain, callSignal());
+    host ??= provisioner.findHostForIP
+      ? await provisioner.findHostForIP(ip, news.failureDomain, callSignal())
+      : await provisioner.findHostForNewIP(news.failureDomain, callSignal());
   } catch (e) {
-    return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
+    // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's, not the domain's.
+    const property = isIpamError(e, "INVALID_CONFIG") ? "provisioner.context" : "failureDomain";
+    return { inputs: news, failures: [{ property, reason: errorMessage(e) }] };
   }
   return { inputs: { ...news, ip, host } };
 }
@@ -50,19 +76,23 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     const replaces: string[] = [];
     if (olds.ip !== news.ip) replaces.push("ip");
     if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
+    if (olds.namespace !== news.namespace && usesNamespace(news.provisioner)) replaces.push("namespace");
     const changes = replaces.length > 0 || olds.host !== news.host || olds.namespace !== news.namespace;
-    return { changes, replaces };
+    // The same address on a new resource: the old one must let go of it first, or its delete would
+    // take the address off the host (or namespace) the new one just put it on.
+    const deleteBeforeReplace = replaces.length > 0 && olds.ip === news.ip;
+    return { changes, replaces, ...(deleteBeforeReplace ? { deleteBeforeReplace } : {}) };
   },
 
   async create(inputs) {
-    await provisionerFor(inputs.provisioner).addSpecifiedIP(inputs.ip, inputs.host, callSignal());
+    await provisionerFor(assignmentConfig(inputs)).addSpecifiedIP(inputs.ip, inputs.host, callSignal());
     return { id: inputs.ip, outs: outputsOf(inputs) };
   },
 
   async read(id, props) {
     if (!props.host) return { id, props };
     try {
-      await provisionerFor(props.provisioner).checkIP(props.ip, props.host, callSignal());
+      await provisionerFor(assignmentConfig(props)).checkIP(props.ip, props.host, callSignal());
       return { id, props };
     } catch (e) {
       // Drift: record where the address should have been; the next check plans a host again.
@@ -77,7 +107,7 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   },
 
   async update(_id, olds, news) {
-    const provisioner = provisionerFor(news.provisioner);
+    const provisioner = provisionerFor(assignmentConfig(news));
     const from = olds.host || olds.placement?.from;
     if (from && from !== news.host) {
       await provisioner.moveIP(news.ip, from, news.host, callSignal());
@@ -89,6 +119,6 @@ export const egressIpAssignmentProvider: ProviderImpl = {
 
   async delete(_id, props) {
     const host = props.host || props.placement?.from;
-    if (host) await provisionerFor(props.provisioner).removeIP(props.ip, host, callSignal());
+    if (host) await provisionerFor(assignmentConfig(props)).removeIP(props.ip, host, callSignal());
   },
 };

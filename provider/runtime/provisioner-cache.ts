@@ -1,12 +1,14 @@
 import { createProvisioner, provisionerConfigProblems, type EgressIPProvisioner } from "../provisioners";
-import type { ProvisionerConfig } from "../provisioners/provisioner-config";
+import type { ScopedProvisionerConfig } from "../provisioners/provisioner-config";
 import { shared } from "../state/process-registry";
 
 /**
  * The provisioner for a config, one per distinct config per process, so in-process knowledge
- * (clients, caches, load counts) is shared by every resource using it.
+ * (clients, caches, load counts) is shared by every resource using it. A config scoped with
+ * instance settings (an EgressIp's namespace) is a distinct provisioner; the Kubernetes ones share
+ * their planning state across namespaces themselves.
  */
-export function provisionerFor(config: ProvisionerConfig): EgressIPProvisioner {
+export function provisionerFor(config: ScopedProvisionerConfig): EgressIPProvisioner {
   return shared("provisioner", JSON.stringify(config), () => createProvisioner(config));
 }
 

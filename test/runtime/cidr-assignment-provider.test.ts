@@ -24,7 +24,7 @@ const inputs = (over: Record<string, unknown>) => ({
   stack: "org/p/s",
   owner: "urn:c",
   pool: { id: "urn:pool", ranges: [{ subnet: "10.0.8.0/24" }] },
-  provisioner: { kind: "ocp-dynamic", cluster: `c${n++}` },
+  provisioner: { kind: "ocp-dynamic", context: `c${n++}` },
   ...over,
 });
 

@@ -42,12 +42,13 @@ const fake: EgressIPProvisioner = {
 registerProvisioner("ovn", () => fake);
 
 let n = 0;
-const provisioner = () => ({ kind: "ovn" as const, cluster: `c${n++}` }); // fresh cached instance per test
+const provisioner = () => ({ kind: "ovn" as const, context: `c${n++}` }); // fresh cached instance per test
 const inputs = (over: Record<string, unknown> = {}) => ({
   stack: "org/p/s",
   owner: "urn:x",
   ip: "10.0.8.10",
   failureDomain: "zone-a",
+  namespace: "team-a",
   provisioner: provisioner(),
   ...over,
 });
