@@ -18,7 +18,11 @@ function svgCells(file: string): string[] {
     "assert root.tag == '{http://www.w3.org/2000/svg}svg', root.tag",
     "print(json.dumps([e.get('data-state') for e in root.iter('{http://www.w3.org/2000/svg}rect') if 'cell' in (e.get('class') or '').split()]))",
   ].join("\n");
-  return JSON.parse(execFileSync("python3", ["-c", script, file], { encoding: "utf8" }));
+  const out = execFileSync("python3", ["-c", script, file], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  return JSON.parse(out);
 }
 
 describe("pulumi-egress-ipam report, on a stack made by the engine", () => {
