@@ -1,6 +1,12 @@
 /** Repository root. */
 export const repoRoot: string;
-/** Builds, packs and installs this package into a cached consumer project; returns its directory. */
-export function prepareConsumerProject(): string;
+/**
+ * Builds, packs and installs this package into a cached consumer project (`.tools/<name>/<sha>`),
+ * with `extraDependencies` (name → version) besides @pulumi/pulumi and typescript; returns its directory.
+ */
+export function prepareConsumerProject(options?: {
+  name?: string;
+  extraDependencies?: Record<string, string>;
+}): string;
 /** An example's `index.ts` as an Automation API inline program resolving from the consumer project. */
 export function exampleProgram(file: string, consumerDir: string): () => Promise<Record<string, unknown>>;

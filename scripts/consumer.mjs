@@ -13,35 +13,37 @@ const run = (cmd, args, cwd) =>
   execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
 
 /**
- * Builds `dist/`, packs it with `npm pack` and installs the tarball into a consumer project. The
- * project is cached under `.tools/consumer/<tarball sha>`, so a run after an unchanged build
- * installs nothing. Returns the project's directory.
+ * Builds `dist/`, packs it with `npm pack` and installs the tarball into a consumer project, with
+ * `@pulumi/pulumi` and `typescript` at this repository's versions and `extraDependencies` (name →
+ * version). The project is cached under `.tools/<name>/<sha of the tarball and dependencies>`, so
+ * a run after an unchanged build installs nothing. Returns the project's directory.
  */
-export function prepareConsumerProject() {
+export function prepareConsumerProject({ name = "consumer", extraDependencies = {} } = {}) {
   run("tsc", ["-p", "tsconfig.build.json"], repoRoot);
   const packDir = path.join(repoRoot, ".tools", "pack");
-  fs.rmSync(packDir, { recursive: true, force: true });
   fs.mkdirSync(packDir, { recursive: true });
-  const name = run("npm", ["pack", "--silent", "--pack-destination", packDir], repoRoot).trim();
-  const tarball = path.join(packDir, name);
-  const sha = createHash("sha256").update(fs.readFileSync(tarball)).digest("hex").slice(0, 16);
-  const dir = path.join(repoRoot, ".tools", "consumer", sha);
+  const packed = run("npm", ["pack", "--silent", "--pack-destination", packDir], repoRoot).trim();
+  const tarball = path.join(packDir, packed);
+  const own = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
+  const dependencies = {
+    "pulumi-egress-ipam": "file:./pulumi-egress-ipam.tgz",
+    "@pulumi/pulumi": own.devDependencies["@pulumi/pulumi"],
+    // Pulumi's closure serializer and its TypeScript programs need it.
+    typescript: own.devDependencies.typescript,
+    ...extraDependencies,
+  };
+  const sha = createHash("sha256")
+    .update(fs.readFileSync(tarball))
+    .update(JSON.stringify(dependencies))
+    .digest("hex")
+    .slice(0, 16);
+  const dir = path.join(repoRoot, ".tools", name, sha);
   if (fs.existsSync(path.join(dir, ".installed"))) return dir;
 
-  fs.rmSync(path.join(repoRoot, ".tools", "consumer"), { recursive: true, force: true });
+  fs.rmSync(path.join(repoRoot, ".tools", name), { recursive: true, force: true });
   fs.mkdirSync(dir, { recursive: true });
-  const own = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
   fs.copyFileSync(tarball, path.join(dir, "pulumi-egress-ipam.tgz"));
-  const manifest = {
-    name: "consumer",
-    private: true,
-    dependencies: {
-      "pulumi-egress-ipam": "file:./pulumi-egress-ipam.tgz",
-      "@pulumi/pulumi": own.devDependencies["@pulumi/pulumi"],
-      // Pulumi's closure serializer loads the program's own TypeScript.
-      typescript: own.devDependencies.typescript,
-    },
-  };
+  const manifest = { name, private: true, dependencies };
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest, null, 2));
   run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir);
   fs.writeFileSync(path.join(dir, ".installed"), sha);

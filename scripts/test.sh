@@ -6,6 +6,7 @@ root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 bash scripts/setup-kube.sh
+bash scripts/setup-examples.sh
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 echo "== format, lint, typecheck" >&2

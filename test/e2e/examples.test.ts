@@ -1,26 +1,66 @@
-import * as fs from "node:fs";
-import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { exampleProgram, repoRoot } from "../../scripts/consumer.mjs";
-import { changesOf, Harness } from "../support/harness";
+// Every example is a project users copy: run as they run it — the Pulumi CLI in the example's own
+// folder with the Node.js language host, this package installed from its packed tarball — it must
+// preview the addresses `up` assigns, apply, stay still on a second `up`, apply each step, and
+// destroy without leaving anything behind.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ExampleProject, exampleNames, prepareExamplesProject } from "../support/example-project";
+import { changesOf, type PreviewResult, type StateResource } from "../support/harness";
 
-// Every example is a project users copy: it must preview, apply, stay still and clean up.
-const examples = fs
-  .readdirSync(path.join(repoRoot, "examples"))
-  .filter((d) => fs.existsSync(path.join(repoRoot, "examples", d, "index.ts")));
+/** Planned addresses of the allocations, by URN, as preview showed them. */
+function plannedIps(preview: PreviewResult): Record<string, unknown> {
+  return Object.fromEntries(
+    preview.events.flatMap((e) => {
+      const m = e.resourcePreEvent?.metadata;
+      return m?.type.endsWith(":IpAllocation") && m.op === "create" ? [[m.urn, m.new?.inputs?.ip]] : [];
+    }),
+  );
+}
 
-describe.each(examples)("example %s", (example) => {
-  const h = Harness.create(`example-${example}`);
-  afterAll(() => h.dispose());
+/** Addresses the allocations hold in state, by URN. */
+const heldIps = (resources: StateResource[]) =>
+  Object.fromEntries(
+    resources.filter((r) => r.type.endsWith(":IpAllocation")).map((r) => [r.urn, r.outputs?.ip]),
+  );
 
-  it("previews, applies, changes nothing on a second up, and destroys", async () => {
-    await h.program(exampleProgram(path.join(repoRoot, "examples", example, "index.ts"), h.consumerDir));
+const userResources = (resources: StateResource[]) =>
+  resources.filter((r) => r.type !== "pulumi:pulumi:Stack" && !r.type.startsWith("pulumi:providers:"));
+
+let examplesDir = "";
+beforeAll(() => {
+  examplesDir = prepareExamplesProject();
+}, 600_000);
+
+describe.each(exampleNames())("example %s, with pulumi in its folder", (name) => {
+  let project: ExampleProject | undefined;
+  afterAll(() => project?.dispose());
+
+  it("previews what up assigns, applies, stays still, applies its steps and destroys", async () => {
+    project = ExampleProject.create(examplesDir, name, { stackName: "dev" });
+    const h = project.harness;
+    await h.project();
+
     const preview = await h.preview();
     expect(preview.changeSummary.create).toBeGreaterThan(1);
+    const planned = plannedIps(preview);
     const up = await h.up();
     expect(Object.keys(up.outputs).length).toBeGreaterThan(0);
+    const held = heldIps(await h.resources());
+    expect(Object.keys(held).length).toBeGreaterThan(0);
+    expect(held).toEqual(planned);
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+
+    for (const step of project.steps()) {
+      project.applyStep(step);
+      const stepPreview = await h.preview();
+      const stepPlanned = plannedIps(stepPreview);
+      expect(changesOf(stepPreview.changeSummary), `${step} changes something`).not.toEqual({});
+      await h.up();
+      const after = heldIps(await h.resources());
+      for (const [urn, ip] of Object.entries(stepPlanned)) expect(after[urn], urn).toBe(ip);
+      expect(changesOf((await h.up()).summary.resourceChanges), `second up after ${step}`).toEqual({});
+    }
+
     await h.destroy();
-    expect((await h.resources()).filter((r) => r.type !== "pulumi:pulumi:Stack")).toEqual([]);
+    expect(userResources(await h.resources())).toEqual([]);
   });
 });

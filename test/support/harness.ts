@@ -37,7 +37,7 @@ export interface PreviewResult {
  */
 export class Harness {
   readonly auto: typeof automation;
-  readonly stackName = "test";
+  stackName = "test";
   readonly projectName: string;
   private readonly require: NodeRequire;
   private stack?: automation.Stack;
@@ -68,6 +68,38 @@ export class Harness {
     const h = new Harness(consumerDir, fs.mkdtempSync(path.join(runs, `${projectName}-`)), projectName);
     h.extraEnv = { ...options.env };
     return h;
+  }
+
+  /**
+   * A harness for a Pulumi project folder (`Pulumi.yaml`, `index.ts`), run as a user runs it: the
+   * CLI in that folder, with the Node.js language host, not an inline program. `projectDir` must
+   * be inside `consumerDir`, whose node_modules the project resolves its imports from.
+   */
+  static forProject(
+    consumerDir: string,
+    projectDir: string,
+    options: { env?: Record<string, string>; stackName?: string } = {},
+  ): Harness {
+    const name = /^name:\s*(\S+)/m.exec(fs.readFileSync(path.join(projectDir, "Pulumi.yaml"), "utf8"))?.[1];
+    if (!name) throw new Error(`${projectDir}/Pulumi.yaml has no name`);
+    const h = new Harness(consumerDir, projectDir, name);
+    h.extraEnv = { ...options.env };
+    h.localProject = true;
+    if (options.stackName) h.stackName = options.stackName;
+    return h;
+  }
+
+  private localProject = false;
+
+  /** Selects (creating it on first use) the stack of a {@link forProject} harness. */
+  async project(): Promise<automation.Stack> {
+    if (!this.localProject) throw new Error("project() is for harnesses made with Harness.forProject");
+    fs.mkdirSync(path.join(this.workDir, "backend"), { recursive: true });
+    this.stack ??= await this.auto.LocalWorkspace.createOrSelectStack(
+      { stackName: this.stackName, workDir: this.workDir },
+      { envVars: this.env },
+    );
+    return this.stack;
   }
 
   /** Loads a module as the consumer project sees it, e.g. `pkg("pulumi-egress-ipam/testing")`. */

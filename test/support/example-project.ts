@@ -1,0 +1,89 @@
+// An example project copied where a user would have it: its own folder with node_modules holding
+// this package from its packed tarball, run with the Pulumi CLI and the Node.js language host.
+import * as fs from "node:fs";
+import * as path from "node:path";
+import { prepareConsumerProject, repoRoot } from "../../scripts/consumer.mjs";
+import { Harness } from "./harness";
+
+/** Dependencies of the example projects besides pulumi-egress-ipam, @pulumi/pulumi and typescript. */
+function exampleDependencies(): Record<string, string> {
+  const deps: Record<string, string> = {};
+  for (const dir of fs.readdirSync(path.join(repoRoot, "examples"))) {
+    const file = path.join(repoRoot, "examples", dir, "package.json");
+    if (!fs.existsSync(file)) continue;
+    for (const [name, version] of Object.entries(
+      (JSON.parse(fs.readFileSync(file, "utf8")).dependencies ?? {}) as Record<string, string>,
+    )) {
+      if (!["pulumi-egress-ipam", "@pulumi/pulumi", "typescript"].includes(name)) deps[name] = version;
+    }
+  }
+  return deps;
+}
+
+/** The examples' shared node_modules, installed once per build of this package. */
+export function prepareExamplesProject(): string {
+  return prepareConsumerProject({ name: "examples", extraDependencies: exampleDependencies() });
+}
+
+/** Names of the example folders (each a complete Pulumi project). */
+export function exampleNames(): string[] {
+  return fs
+    .readdirSync(path.join(repoRoot, "examples"))
+    .filter((d) => fs.existsSync(path.join(repoRoot, "examples", d, "Pulumi.yaml")))
+    .sort();
+}
+
+function copyTree(from: string, to: string, skip: (name: string) => boolean): void {
+  fs.mkdirSync(to, { recursive: true });
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    if (skip(entry.name)) continue;
+    const src = path.join(from, entry.name);
+    if (entry.isDirectory()) copyTree(src, path.join(to, entry.name), () => false);
+    else fs.copyFileSync(src, path.join(to, entry.name));
+  }
+}
+
+/** An example copied into a fresh folder of the examples project, ready for `pulumi` commands. */
+export class ExampleProject {
+  private constructor(
+    readonly name: string,
+    readonly dir: string,
+    readonly harness: Harness,
+  ) {}
+
+  /**
+   * Copies `examples/<name>` (without `node_modules` and the `step*` overlays) into a fresh folder
+   * next to the shared node_modules, and a harness that runs the CLI there on stack `stackName`.
+   */
+  static create(
+    examplesDir: string,
+    name: string,
+    options: { env?: Record<string, string>; stackName?: string } = {},
+  ): ExampleProject {
+    const runs = path.join(examplesDir, "runs");
+    fs.mkdirSync(runs, { recursive: true });
+    const dir = fs.mkdtempSync(path.join(runs, `${name}-`));
+    copyTree(path.join(repoRoot, "examples", name), dir, (n) => n === "node_modules" || /^step\d+$/.test(n));
+    fs.symlinkSync(path.join(examplesDir, "node_modules"), path.join(dir, "node_modules"));
+    return new ExampleProject(name, dir, Harness.forProject(examplesDir, dir, options));
+  }
+
+  /** The example's change steps (`step2`, `step3`, …), in order. */
+  steps(): string[] {
+    const src = path.join(repoRoot, "examples", this.name);
+    return fs
+      .readdirSync(src)
+      .filter((d) => /^step\d+$/.test(d))
+      .sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)));
+  }
+
+  /** Copies a step's files over the project, as a user editing the program would. */
+  applyStep(step: string): void {
+    copyTree(path.join(repoRoot, "examples", this.name, step), this.dir, () => false);
+  }
+
+  /** Removes the folder. */
+  dispose(): void {
+    fs.rmSync(this.dir, { recursive: true, force: true });
+  }
+}
