@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { kubeClients, type KubeClients } from "../kube/kube-config";
 import { shared } from "../state/process-registry";
 import { readEgressView, type EgressView } from "./kube-egress-view";
@@ -33,27 +34,29 @@ export interface ChooseRequest {
 export class KubePlanner {
   /** Address → planned node and namespace. */
   private readonly planned = new Map<string, { node: string; namespace?: string }>();
-  private view?: { at: number; value: Promise<EgressView> };
+  private view?: Promise<EgressView>;
   /** Plans run one at a time: two concurrent checks must not both see a Node as free. */
   private turn: Promise<unknown> = Promise.resolve();
 
   constructor(
     readonly kube: KubeClients,
     readonly nodes: NodeInventory,
-    private readonly ttlMs = 10_000,
   ) {}
 
-  /** The cluster's egress objects, reused for the planner's TTL (writes call {@link invalidate}). */
+  /**
+   * The cluster's egress objects as planning sees them: read once per process (a deployment), so
+   * every plan of the deployment starts from the same picture and preview and up agree; this
+   * process's own placements are added from {@link record}. Writes always read afresh.
+   */
   egressView(): Promise<EgressView> {
-    const now = Date.now();
-    if (this.view && now - this.view.at < this.ttlMs) return this.view.value;
+    if (this.view) return this.view;
     const value = readEgressView(this.kube);
     value.catch(() => (this.view = undefined));
-    this.view = { at: now, value };
+    this.view = value;
     return value;
   }
 
-  /** Forgets the cached egress objects. */
+  /** Forgets the cluster picture (tests; a CidrAssignment that changed egressCIDRs). */
   invalidate(): void {
     this.view = undefined;
   }
@@ -62,13 +65,13 @@ export class KubePlanner {
   record(ip: string, node: string | undefined, namespace?: string): void {
     if (node === undefined) this.planned.delete(ip);
     else this.planned.set(ip, { node, namespace });
-    this.invalidate();
   }
 
   /**
    * The least loaded usable Node of the zone: Ready, schedulable, with room (egress-ipconfig
-   * capacity), whose egress subnet contains the address, without an address of the namespace, and
-   * not refused by `unusable`; ties go to the lowest name. Records the choice for a known address.
+   * capacity, counting this process's plans), whose egress subnet contains the address, without an
+   * address of the namespace (planned or placed), and not refused by `unusable`. Load is what the
+   * cluster showed; ties go by a hash of address and node. Records the choice for a known address.
    * @throws Error naming the zone and why each of its Nodes was passed over.
    */
   choose(req: ChooseRequest, signal?: AbortSignal): Promise<string> {
@@ -78,25 +81,30 @@ export class KubePlanner {
   }
 
   private async chooseNow(req: ChooseRequest, signal?: AbortSignal): Promise<string> {
-    const nodeOf = new Map(req.placements.nodeOf);
+    const observed = new Map(req.placements.nodeOf);
     const namespaceOf = new Map(req.placements.namespaceOf);
+    if (req.ip) observed.delete(req.ip);
+    const all = new Map(observed);
     for (const [ip, p] of this.planned) {
-      nodeOf.set(ip, p.node);
+      if (ip === req.ip) continue;
+      all.set(ip, p.node);
       if (p.namespace) namespaceOf.set(ip, p.namespace);
     }
-    if (req.ip) nodeOf.delete(req.ip);
-    const load = new Map<string, number>();
+    const count = (m: Map<string, string>) => {
+      const c = new Map<string, number>();
+      for (const node of m.values()) c.set(node, (c.get(node) ?? 0) + 1);
+      return c;
+    };
+    const [load, used] = [count(observed), count(all)];
     const hasNamespace = new Set<string>();
-    for (const [ip, node] of nodeOf) {
-      load.set(node, (load.get(node) ?? 0) + 1);
+    for (const [ip, node] of all)
       if (req.namespace && namespaceOf.get(ip) === req.namespace) hasNamespace.add(node);
-    }
     const skipped = new Map<string, string>();
     const usable = (await this.nodes.eligible(req.zone, signal)).filter((n) => {
-      const used = load.get(n.name) ?? 0;
+      const u = used.get(n.name) ?? 0;
       const reason =
         req.unusable?.(n) ||
-        (used >= capacityFor(n, req.ip) ? `full: ${used} of ${capacityFor(n, req.ip)} egress IPs` : "") ||
+        (u >= capacityFor(n, req.ip) ? `full: ${u} of ${capacityFor(n, req.ip)} egress IPs` : "") ||
         (req.ip && !subnetFits(n, req.ip)
           ? `${req.ip} is outside its egress subnet ${n.egress?.subnets.join(", ")}`
           : "") ||
@@ -105,10 +113,17 @@ export class KubePlanner {
       return !reason;
     });
     if (usable.length === 0) throw await this.nodes.noHost(req.zone, skipped, signal);
+    // Least loaded as the cluster showed it when this process first looked, ties by a hash of the
+    // address and the node: the same answer whatever order the engine checks resources in (preview
+    // and up agree), and new addresses spread over equally loaded nodes.
+    const rank = (name: string) =>
+      createHash("sha256")
+        .update(`${req.ip ?? ""}\u0000${name}`)
+        .digest("hex");
     const best = usable.reduce((a, b) => {
       const la = load.get(a.name) ?? 0;
       const lb = load.get(b.name) ?? 0;
-      return lb < la || (lb === la && b.name < a.name) ? b : a;
+      return lb < la || (lb === la && rank(b.name) < rank(a.name)) ? b : a;
     });
     // Only a known address is a placement (a CidrAssignment asks without one: it places nothing).
     if (req.ip) this.planned.set(req.ip, { node: best.name, namespace: req.namespace });

@@ -34,8 +34,7 @@ const none = (): Placements => ({ nodeOf: new Map(), namespaceOf: new Map() });
 describe("KubePlanner.choose", () => {
   it.each([
     ["the least loaded node", { "10.0.0.1": "n1" }, "n2"],
-    ["the lowest name on a tie", {}, "n1"],
-    ["not the NotReady node however empty", { "10.0.0.1": "n1", "10.0.0.2": "n2" }, "n1"],
+    ["not the NotReady node however empty", { "10.0.0.1": "n1", "10.0.0.2": "n2", "10.0.0.3": "n2" }, "n1"],
   ])("plans %s", async (_what, placed, expected) => {
     const p = planner([
       { name: "n1", zone: "a" },
@@ -46,13 +45,37 @@ describe("KubePlanner.choose", () => {
     expect(await p.choose({ zone: "a", ip: "10.0.0.9", placements })).toBe(expected);
   });
 
+  it("breaks a tie by the address, the same way whatever was planned before (preview and up agree)", async () => {
+    const nodes = [
+      { name: "n1", zone: "a" },
+      { name: "n2", zone: "a" },
+      { name: "n3", zone: "a" },
+    ];
+    const ips = Array.from({ length: 12 }, (_, i) => `10.0.0.${i + 1}`);
+    const forward = planner(nodes);
+    const backward = planner(nodes);
+    const a = await Promise.all(ips.map((ip) => forward.choose({ zone: "a", ip, placements: none() })));
+    const b = (
+      await Promise.all(
+        [...ips].reverse().map((ip) => backward.choose({ zone: "a", ip, placements: none() })),
+      )
+    ).reverse();
+    expect(a).toEqual(b);
+    expect(new Set(a).size).toBeGreaterThan(1); // spread, not all on one node
+  });
+
   it("keeps its own address out of the load it compares (a re-plan of a placed address)", async () => {
     const p = planner([
       { name: "n1", zone: "a" },
       { name: "n2", zone: "a" },
     ]);
-    const placements = { nodeOf: new Map([["10.0.0.9", "n1"]]), namespaceOf: new Map<string, string>() };
-    expect(await p.choose({ zone: "a", ip: "10.0.0.9", placements })).toBe("n1");
+    const nodeOf = new Map([
+      ["10.0.0.9", "n1"],
+      ["10.0.0.8", "n2"],
+    ]);
+    expect(
+      await p.choose({ zone: "a", ip: "10.0.0.9", placements: { nodeOf, namespaceOf: new Map() } }),
+    ).toBe("n1");
   });
 
   it("never plans two addresses of one namespace on a node, and never beyond capacity or outside the subnet", async () => {
