@@ -134,8 +134,15 @@ describe("test cluster", () => {
     expect(renewed.metadata?.resourceVersion).not.toBe(created.metadata?.resourceVersion);
     // A second contender still holding the first read loses: its write carries a stale resourceVersion.
     expect(await statusOf(objects.replace(lease({ ...base, holderIdentity: "b" }, created)))).toBe(409);
-    const now2 = (await objects.read(created)) as k8s.KubernetesObject & { spec: { holderIdentity: string } };
-    expect(now2.spec.holderIdentity).toBe("a");
+    const header = {
+      apiVersion: "coordination.k8s.io/v1",
+      kind: "Lease",
+      metadata: { name: created.metadata!.name!, namespace: ns },
+    };
+    const current = (await objects.read(header)) as k8s.KubernetesObject & {
+      spec: { holderIdentity: string };
+    };
+    expect(current.spec.holderIdentity).toBe("a");
   });
 
   it("removes a deleted namespace with objects in it within a minute", async () => {
