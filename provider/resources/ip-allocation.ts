@@ -20,6 +20,12 @@ export interface IpAllocationArgs {
    * pool's subnets) is added to the taken set when planning. {@link EgressIp} sets it.
    */
   observeWith?: pulumi.Input<ProvisionerConfig>;
+  /**
+   * A webmesh node ID: the allocation is the node's host prefix (/32 or /128, see `prefix`) in a pool
+   * with a node `network` and a shared `ledger`; the same node ID gets the same address from every
+   * stack, and the pool's `static` assignments are honoured. Changing it replaces the allocation.
+   */
+  nodeId?: pulumi.Input<string>;
 }
 
 /**
@@ -38,6 +44,8 @@ export class IpAllocation extends pulumi.dynamic.Resource {
   declare public readonly gateway: pulumi.Output<string>;
   /** The pool's identity (its URN). */
   declare public readonly poolId: pulumi.Output<string>;
+  /** For a node address (`nodeId`): the host prefix, e.g. `10.42.0.2/32`. */
+  declare public readonly prefix: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: IpAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpAllocation", opts);
@@ -48,11 +56,13 @@ export class IpAllocation extends pulumi.dynamic.Resource {
       ip: args.ip,
       adopt: args.adopt,
       observeWith: args.observeWith,
+      nodeId: args.nodeId,
       poolQueue: args.pool.enqueueHolder(context.owner, args.ip, args.observeWith),
       ips: undefined,
       cidr: undefined,
       gateway: undefined,
       poolId: undefined,
+      prefix: undefined,
       allocation: undefined,
     };
     super(thinProvider("IpAllocation"), name, props, opts, "egress-ipam", "IpAllocation");

@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ProvisionerConfig } from "../provisioners/provisioner-config";
 import { encodeHolder, urnPrefix } from "../runtime/pool-queue-codec";
+import type { LedgerArgs } from "../runtime/pool-ledger";
 import type { RangeArgs } from "../runtime/pool-spec";
 import { providerContext } from "./context";
 import { thinProvider } from "./thin-provider";
@@ -31,6 +32,20 @@ export interface IpPoolArgs {
   strategy?: pulumi.Input<"round-robin" | "lowest-free">;
   /** Exclude the addresses a cloud reserves in every subnet: `aws` (network+1..+3 and the last). */
   cloudReserved?: pulumi.Input<"aws">;
+  /**
+   * A webmesh node network, e.g. `10.42.0.0/16` (instead of `ranges` / `cniConfig`): allocations with
+   * a `nodeId` get one host prefix each, the lowest free after the network address.
+   */
+  network?: pulumi.Input<string>;
+  /** Fixed node addresses of a node `network`, by node ID (`10.42.0.5` or `10.42.0.5/32`). */
+  static?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Share the pool across stacks through a Kubernetes ledger: `{ kind: "kubernetes", name,
+   * namespace, context?, lockDuration?: "10s", lockAcquireTimeout?: "30s" }`. Stacks naming the same
+   * namespace and name share one pool; the kubeconfig comes from `KUBECONFIG` (or `~/.kube/config`),
+   * only the context name is stored. See the README's "Shared pools" for the RBAC rules.
+   */
+  ledger?: pulumi.Input<LedgerArgs>;
 }
 
 /** A pool queue as the program builds it (the engine resolves it before `check`). */
@@ -65,6 +80,12 @@ export interface PoolRef {
   reserved?: string[];
   strategy?: "round-robin" | "lowest-free";
   cloudReserved?: "aws";
+  /** A node network (webmesh). */
+  network?: string;
+  /** Fixed node addresses. */
+  static?: Record<string, string>;
+  /** The pool's shared ledger, when it has one. */
+  ledger?: LedgerArgs;
 }
 
 /**
@@ -136,9 +157,12 @@ export class IpPool extends pulumi.dynamic.Resource {
       reserved: args.reserved,
       strategy: args.strategy,
       cloudReserved: args.cloudReserved,
+      network: args.network,
+      static: args.static,
     };
     const props = {
       ...spec,
+      ledger: args.ledger,
       stack: context.stack,
       poolId: context.owner,
       rangeSets: undefined,
@@ -150,6 +174,6 @@ export class IpPool extends pulumi.dynamic.Resource {
     // The same identity the pool's provider uses; derived through this.urn so that resources taking
     // the ref depend on the pool (and are deleted before it).
     const id = pulumi.all([this.urn, pulumi.output(context.owner)]).apply(([, poolId]) => poolId);
-    this.ref = pulumi.output({ ...spec, id }) as pulumi.Output<PoolRef>;
+    this.ref = pulumi.output({ ...spec, ledger: args.ledger, id }) as pulumi.Output<PoolRef>;
   }
 }

@@ -1,6 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProperty, type AllocationRecord } from "../state/allocation-record";
-import { stackLedger } from "../state/stack-ledger";
 import type { ProviderImpl } from "./index";
 import {
   addressDetails,
@@ -11,6 +10,8 @@ import {
   type ResolvedPool,
 } from "./pool-spec";
 import { errorMessage, withoutProvider, type Props } from "./props";
+import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./node-allocation";
+import { ledgerFor } from "./pool-ledger";
 import { holdersAhead, readQueue, usedAddresses } from "./pool-queue";
 import { hasUnknown } from "./unknowns";
 
@@ -29,7 +30,8 @@ function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
 async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
   // The pool's queue is only needed here: it is not kept in state.
   const { poolQueue: queue, ...news } = checked;
-  if ([news.pool, news.ip, news.adopt, news.observeWith].some(hasUnknown)) return { inputs: news };
+  if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId].some(hasUnknown))
+    return { inputs: news };
   const failures: Failure[] = [];
   const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
   failures.push(...poolFailures);
@@ -39,6 +41,8 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       reason: "create IpAllocation with the IpAllocation class and an IpPool",
     });
   }
+  if (pool && failures.length === 0 && news.nodeId !== undefined)
+    return checkNodeAllocation(olds, news, pool);
   if (news.adopt && news.ip === undefined) {
     failures.push({ property: "adopt", reason: "adopt needs the address to take over: set ip" });
   }
@@ -68,7 +72,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     // Addresses in use outside Pulumi state are never planned, nor accepted unless adopted.
     const inUse = await usedAddresses(pool, news.observeWith);
     if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
-    const ledger = stackLedger({ stack: news.stack, holder: `IpAllocation ${news.owner} (check)` });
+    const ledger = ledgerFor(news.stack, news.pool.ledger, `IpAllocation ${news.owner} (check)`);
     // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
     const ahead = readQueue(queue, news.owner);
     if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
@@ -107,6 +111,7 @@ export const ipAllocationProvider: ProviderImpl = {
     if (news.poolId === undefined) return { changes: true, replaces: [] };
     const replaces: string[] = [];
     if (olds.poolId !== news.poolId) replaces.push("pool");
+    if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
     if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
     const changes = replaces.length > 0 || Boolean(olds.adopt) !== Boolean(news.adopt);
     return { changes, replaces };
@@ -114,7 +119,11 @@ export const ipAllocationProvider: ProviderImpl = {
 
   async create(inputs) {
     const record = readRecord(inputs)!;
-    const ledger = stackLedger({ stack: inputs.stack, holder: `IpAllocation ${record.owner} (create)` });
+    if (inputs.nodeId !== undefined) {
+      await createNodeAllocation(inputs);
+      return { id: record.ips.join(","), outs: withoutProvider(inputs) };
+    }
+    const ledger = ledgerFor(inputs.stack, inputs.pool?.ledger, `IpAllocation ${record.owner} (create)`);
     await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt));
     return { id: record.ips.join(","), outs: withoutProvider(inputs) };
   },
@@ -130,7 +139,8 @@ export const ipAllocationProvider: ProviderImpl = {
   async delete(_id, props) {
     const record = readRecord(props);
     if (!record) return;
-    const ledger = stackLedger({ stack: props.stack, holder: `IpAllocation ${record.owner} (delete)` });
+    if (props.nodeId !== undefined) return deleteNodeAllocation(props);
+    const ledger = ledgerFor(props.stack, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
     await ledger.release(record.pool, record.owner, record.ips);
   },
 };

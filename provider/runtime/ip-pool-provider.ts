@@ -1,6 +1,7 @@
 import { AddressSet, freeCount } from "../allocator";
-import { stackLedger } from "../state/stack-ledger";
+import { PoolDefinitions } from "../state/pool-definition";
 import type { ProviderImpl } from "./index";
+import { ledgerFor, resolveLedger } from "./pool-ledger";
 import {
   canonicalRanges,
   checkRequestable,
@@ -13,7 +14,16 @@ import {
 import { errorMessage, withoutProvider, type Props } from "./props";
 import { hasUnknown } from "./unknowns";
 
-const specKeys = ["ranges", "cniConfig", "exclude", "reserved", "strategy", "cloudReserved"] as const;
+const specKeys = [
+  "ranges",
+  "cniConfig",
+  "exclude",
+  "reserved",
+  "strategy",
+  "cloudReserved",
+  "network",
+  "static",
+] as const;
 const specOf = (props: Record<string, unknown>): PoolSpec =>
   Object.fromEntries(specKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]])) as PoolSpec;
 const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>) =>
@@ -24,7 +34,7 @@ const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>) =>
  * excluded). Reserved addresses stay valid for holders that requested them.
  */
 async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Promise<string[]> {
-  const ledger = stackLedger({ stack: String(props.stack), holder: `IpPool ${props.poolId}` });
+  const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId}`);
   const holders = await ledger.holders(String(props.poolId));
   const out: string[] = [];
   for (const [ip, owner] of holders) {
@@ -38,10 +48,37 @@ async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Pro
 }
 
 async function holderList(props: Record<string, unknown>): Promise<string[]> {
-  const ledger = stackLedger({ stack: String(props.stack), holder: `IpPool ${props.poolId} (delete)` });
+  const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId} (delete)`);
+  // A shared pool outlives this stack's IpPool: only this stack's own claims keep it.
+  const own = (owner: string) => owner.startsWith("urn:") && !owner.includes(" of stack ");
   return [...(await ledger.holders(String(props.poolId)))]
+    .filter(([, owner]) => own(owner))
     .map(([ip, owner]) => `${ip} (held by ${owner})`)
     .sort();
+}
+
+/** The canonical definition of a pool, as shared pools store and compare it. */
+function definitionOf(pool: ResolvedPool): string {
+  const sorted = (xs: string[]) => [...xs].sort();
+  return JSON.stringify({
+    ranges: canonicalRanges(pool),
+    exclude: sorted(pool.exclude),
+    reserved: sorted(pool.reserved),
+    strategy: pool.strategy,
+    ...(pool.node ? { node: pool.node } : {}),
+  });
+}
+
+/**
+ * For a shared pool: makes the stored definition agree with this pool's (writing it when the pool
+ * is new to the ledger; replacing it when `olds` had the stored one, i.e. an explicit update).
+ */
+async function agreeDefinition(props: Props, pool: ResolvedPool, olds?: Props): Promise<void> {
+  const { config } = resolveLedger(props.ledger);
+  if (!config) return;
+  const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(specOf(olds)).pool : undefined;
+  const mine = { definition: definitionOf(pool), stack: String(props.stack), owner: String(props.poolId) };
+  await new PoolDefinitions(config).agree(mine, previous && definitionOf(previous));
 }
 
 function outputsOf(props: Props, pool: ResolvedPool) {
@@ -54,8 +91,20 @@ function outputsOf(props: Props, pool: ResolvedPool) {
  */
 export const ipPoolProvider: ProviderImpl = {
   async check(olds, news) {
-    if (hasUnknown(specOf(news))) return { inputs: news };
+    if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
     const { pool, failures } = resolvePool(specOf(news));
+    failures.push(...resolveLedger(news.ledger).failures);
+    if (pool && failures.length === 0 && news.ledger !== undefined) {
+      // A shared pool: its definition is agreed at preview (written by the first stack).
+      const changing = olds.poolId !== undefined && !sameSpec(olds, news) ? olds : undefined;
+      if (changing) await checkStranded(news, pool, failures);
+      if (failures.length === 0) {
+        await agreeDefinition(news, pool, changing).catch((e: unknown) =>
+          failures.push({ property: "ledger", reason: errorMessage(e) }),
+        );
+      }
+      return { inputs: failures.length === 0 ? outputsOf(news, pool) : news, failures };
+    }
     if (pool && olds.poolId !== undefined && !sameSpec(olds, news)) {
       const lost = await stranded(news, pool).catch((e: unknown) => [
         `(cannot list holders: ${errorMessage(e)})`,
@@ -67,18 +116,21 @@ export const ipPoolProvider: ProviderImpl = {
   },
 
   async diff(_id, olds, news) {
-    return { changes: !sameSpec(olds, news), replaces: [] };
+    // Moving a pool to another ledger moves its holders' records too: a new pool, not an update.
+    const ledgerChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
+    return { changes: ledgerChanged || !sameSpec(olds, news), replaces: ledgerChanged ? ["ledger"] : [] };
   },
 
   async create(inputs) {
     const { pool } = resolvePool(specOf(inputs));
+    await agreeDefinition(inputs, pool!);
     return { id: String(inputs.poolId).split("::").pop()!, outs: outputsOf(inputs, pool!) };
   },
 
   async read(id, props) {
     const { pool } = resolvePool(specOf(props));
     if (!pool) return { id, props };
-    const ledger = stackLedger({ stack: String(props.stack), holder: `IpPool ${props.poolId} (refresh)` });
+    const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId} (refresh)`);
     const holders = await ledger.holders(String(props.poolId));
     const taken = new AddressSet(holders.keys());
     const never = [...pool.exclude, ...pool.reserved];
@@ -89,11 +141,12 @@ export const ipPoolProvider: ProviderImpl = {
     return { id, props: { ...outputsOf(props, pool), allocations, free: free.toString() } };
   },
 
-  async update(_id, _olds, news) {
+  async update(_id, olds, news) {
     const { pool, failures } = resolvePool(specOf(news));
     if (!pool) throw new Error(failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
     const lost = await stranded(news, pool);
     if (lost.length > 0) throw new Error(strandFailure(lost).reason);
+    await agreeDefinition(news, pool, olds);
     return { outs: outputsOf(news, pool) };
   },
 
@@ -107,6 +160,13 @@ export const ipPoolProvider: ProviderImpl = {
     }
   },
 };
+
+async function checkStranded(news: Props, pool: ResolvedPool, failures: Failure[]): Promise<void> {
+  const lost = await stranded(news, pool).catch((e: unknown) => [
+    `(cannot list holders: ${errorMessage(e)})`,
+  ]);
+  if (lost.length > 0) failures.push(strandFailure(lost));
+}
 
 function strandFailure(lost: string[]): Failure {
   return {

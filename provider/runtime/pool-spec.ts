@@ -6,6 +6,7 @@ import {
   cloudReservedAddresses,
   loadIpamConfig,
   nextFree,
+  NodeAllocator,
   poolCapacity,
   Range,
   RangeSet,
@@ -36,6 +37,10 @@ export interface PoolSpec {
   strategy?: AllocationStrategy;
   /** Cloud whose reserved addresses in each range's subnet are excluded: `aws`. */
   cloudReserved?: "aws";
+  /** A webmesh node network: one host prefix per node ID (instead of `ranges` / `cniConfig`). */
+  network?: string;
+  /** Fixed addresses of node IDs in `network`. */
+  static?: Record<string, string>;
 }
 
 /** A `check` failure: the property path and what to do about it. */
@@ -52,6 +57,8 @@ export interface ResolvedPool {
   /** Canonical reserved addresses. */
   reserved: string[];
   strategy: AllocationStrategy;
+  /** A node network (webmesh): node IDs get host prefixes from it, statics honoured. */
+  node?: { network: string; static: Record<string, string> };
 }
 
 const strategies: readonly AllocationStrategy[] = ["round-robin", "lowest-free"];
@@ -65,8 +72,28 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
   const failures: Failure[] = [];
   const fail = (property: string, reason: string) => failures.push({ property: at + property, reason });
   const rangeSets: RangeSet[] = [];
+  let node: ResolvedPool["node"];
 
-  if ((spec.ranges === undefined) === (spec.cniConfig === undefined)) {
+  if (spec.network !== undefined) {
+    if (spec.ranges !== undefined || spec.cniConfig !== undefined) {
+      fail("network", "give either `network` (node addresses) or `ranges` / `cniConfig`, not both");
+    } else {
+      try {
+        // The node allocator's own checks: network address, statics inside it and not shared.
+        new NodeAllocator({ network: spec.network, store: new MemoryStore(), static: spec.static });
+        const range = new Range({ subnet: spec.network }).canonicalize();
+        rangeSets.push(new RangeSet([range]).canonicalize());
+        node = {
+          network: range.subnet,
+          static: Object.fromEntries(Object.entries(spec.static ?? {}).sort()),
+        };
+      } catch (e) {
+        fail(/static/.test(errorMessage(e)) ? "static" : "network", errorMessage(e));
+      }
+    }
+  } else if (spec.static !== undefined) {
+    fail("static", "static node addresses need a node `network`");
+  } else if ((spec.ranges === undefined) === (spec.cniConfig === undefined)) {
     fail("ranges", "give exactly one of `ranges` or `cniConfig`");
   } else if (spec.ranges !== undefined) {
     if (!Array.isArray(spec.ranges) || spec.ranges.length === 0) {
@@ -132,7 +159,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
     fail("strategy", `unknown strategy ${JSON.stringify(strategy)}; use ${strategies.join(" or ")}`);
   }
   if (failures.length > 0) return { failures };
-  return { pool: { rangeSets, exclude, reserved, strategy }, failures };
+  return { pool: { rangeSets, exclude, reserved, strategy, ...(node ? { node } : {}) }, failures };
 }
 
 /** The distinct subnets of the ranges of some range sets, in order. */
