@@ -1,5 +1,6 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress, isIpamError } from "../allocator";
+import { kubeStatus } from "../kube/kube-errors";
 import { kubeKinds } from "../provisioners/kube-provisioner-config";
 import { withInstanceSettings, type ScopedProvisionerConfig } from "../provisioners/provisioner-config";
 import type { ProviderImpl } from "./index";
@@ -60,6 +61,14 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   return { inputs: { ...news, ip, host } };
 }
 
+/** True for an error caused by an API call that got no usable answer (no answer, 401, 403, 429, 5xx). */
+function couldNotCheck(e: unknown): boolean {
+  const cause = (e as { cause?: unknown })?.cause;
+  if (!cause) return false;
+  const { code } = kubeStatus(cause);
+  return code === 0 || code === 401 || code === 403 || code === 429 || code >= 500;
+}
+
 function outputsOf(inputs: Props) {
   return { ...withoutProvider(inputs), placement: { state: "assigned" } };
 }
@@ -95,6 +104,9 @@ export const egressIpAssignmentProvider: ProviderImpl = {
       await provisionerFor(assignmentConfig(props)).checkIP(props.ip, props.host, callSignal());
       return { id, props };
     } catch (e) {
+      // A check that could not be made (API unreachable, refused, throttled, failing) says nothing
+      // about the address: fail the refresh rather than record it missing.
+      if (couldNotCheck(e)) throw e;
       // Drift: record where the address should have been; the next check plans a host again.
       const missing = {
         ...props,

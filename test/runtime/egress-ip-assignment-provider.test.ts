@@ -6,6 +6,7 @@ import { egressIpAssignmentProvider as provider } from "../../provider/runtime/e
 const hosts = new Map<string, Set<string>>();
 const calls: string[] = [];
 let failNextAdd: Error | undefined;
+let failNextCheck: Error | undefined;
 const fake: EgressIPProvisioner = {
   async findHostForNewIP(domain) {
     const candidates = [...hosts.keys()].filter((h) => h.startsWith(`${domain}/`));
@@ -32,6 +33,9 @@ const fake: EgressIPProvisioner = {
     hosts.get(to)!.add(ip);
   },
   async checkIP(ip, host) {
+    const injected = failNextCheck;
+    failNextCheck = undefined;
+    if (injected) throw injected;
     if (!hosts.get(host)?.has(ip)) throw new Error(`${ip} is not on ${host}`);
   },
   async assignCIDR() {},
@@ -86,6 +90,18 @@ describe("EgressIpAssignment provider", () => {
     );
     expect(secret.failures?.[0]).toMatchObject({ property: "provisioner.awsSecretAccessKey" });
     expect(secret.failures?.[0]?.reason).toMatch(/credential/);
+  });
+
+  it.each([
+    ["no answer", { cause: new TypeError("fetch failed") }],
+    ["503", { cause: { code: 503, body: '{"reason":"ServiceUnavailable","message":"etcd"}' } }],
+    ["403", { cause: { code: 403, body: '{"reason":"Forbidden","message":"nope"}' } }],
+  ])("fails a refresh whose check got %s, instead of recording the address missing", async (_what, opts) => {
+    const { inputs: checked } = await provider.check({}, inputs());
+    const { id, outs } = await provider.create(checked);
+    failNextCheck = new Error("reading NetNamespace team-a failed", opts);
+    await expect(provider.read(id, outs)).rejects.toThrow("reading NetNamespace team-a failed");
+    expect(await provider.read(id, outs)).toEqual({ id, props: outs });
   });
 
   it("places on create, finds drift on refresh, and the next update puts the address back", async () => {
