@@ -8,5 +8,12 @@ export function prepareConsumerProject(options?: {
   name?: string;
   extraDependencies?: Record<string, string>;
 }): string;
-/** An example's `index.ts` as an Automation API inline program resolving from the consumer project. */
-export function exampleProgram(file: string, consumerDir: string): () => Promise<Record<string, unknown>>;
+/**
+ * An example's `index.ts` as an Automation API inline program resolving from the consumer project,
+ * with `standIns` (module name → module) answering those imports instead.
+ */
+export function exampleProgram(
+  file: string,
+  consumerDir: string,
+  standIns?: Record<string, unknown>,
+): () => Promise<Record<string, unknown>>;

@@ -20,7 +20,8 @@ const run = (cmd, args, cwd) =>
  */
 export function prepareConsumerProject({ name = "consumer", extraDependencies = {} } = {}) {
   run("tsc", ["-p", "tsconfig.build.json"], repoRoot);
-  const packDir = path.join(repoRoot, ".tools", "pack");
+  const packDir = path.join(repoRoot, ".tools", "pack", String(process.pid)); // one per concurrent run
+  fs.rmSync(packDir, { recursive: true, force: true });
   fs.mkdirSync(packDir, { recursive: true });
   const packed = run("npm", ["pack", "--silent", "--pack-destination", packDir], repoRoot).trim();
   const tarball = path.join(packDir, packed);
@@ -37,25 +38,41 @@ export function prepareConsumerProject({ name = "consumer", extraDependencies = 
     .update(JSON.stringify(dependencies))
     .digest("hex")
     .slice(0, 16);
-  const dir = path.join(repoRoot, ".tools", name, sha);
+  const parent = path.join(repoRoot, ".tools", name);
+  const dir = path.join(parent, sha);
   if (fs.existsSync(path.join(dir, ".installed"))) return dir;
 
-  fs.rmSync(path.join(repoRoot, ".tools", name), { recursive: true, force: true });
-  fs.mkdirSync(dir, { recursive: true });
-  fs.copyFileSync(tarball, path.join(dir, "pulumi-egress-ipam.tgz"));
+  // Installs of earlier builds go once nobody can be using them any more; concurrent test runs may
+  // install the same build at once, so each installs in a folder of its own and renames it.
+  fs.mkdirSync(parent, { recursive: true });
+  for (const old of fs.readdirSync(parent)) {
+    const stale = Date.now() - fs.statSync(path.join(parent, old)).mtimeMs > 3_600_000;
+    if (old !== sha && stale) fs.rmSync(path.join(parent, old), { recursive: true, force: true });
+  }
+  const tmp = `${dir}.${process.pid}.tmp`;
+  fs.rmSync(tmp, { recursive: true, force: true });
+  fs.mkdirSync(tmp, { recursive: true });
+  fs.copyFileSync(tarball, path.join(tmp, "pulumi-egress-ipam.tgz"));
   const manifest = { name, private: true, dependencies };
-  fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(manifest, null, 2));
-  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], dir);
-  fs.writeFileSync(path.join(dir, ".installed"), sha);
+  fs.writeFileSync(path.join(tmp, "package.json"), JSON.stringify(manifest, null, 2));
+  run("npm", ["install", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], tmp);
+  fs.writeFileSync(path.join(tmp, ".installed"), sha);
+  try {
+    fs.renameSync(tmp, dir);
+  } catch (err) {
+    if (!fs.existsSync(path.join(dir, ".installed"))) throw err;
+    fs.rmSync(tmp, { recursive: true, force: true }); // another run finished the same install first
+  }
   return dir;
 }
 
 /**
  * Turns an example's `index.ts` into an inline program for the Automation API: the file is
  * transpiled as-is and its imports resolve from the consumer project, as they would in a user's
- * project. The program returns the module's exports, which become stack outputs.
+ * project, except the modules named in `standIns` (name → module), which tests answer themselves.
+ * The program returns the module's exports, which become stack outputs.
  */
-export function exampleProgram(file, consumerDir) {
+export function exampleProgram(file, consumerDir, standIns = {}) {
   const consumerRequire = createRequire(path.join(consumerDir, "package.json"));
   const ts = consumerRequire("typescript");
   const source = fs.readFileSync(file, "utf8");
@@ -69,8 +86,9 @@ export function exampleProgram(file, consumerDir) {
   }).outputText;
   return async () => {
     const module = { exports: {} };
+    const load = (id) => (id in standIns ? standIns[id] : consumerRequire(id));
     new Function("require", "module", "exports", "__filename", "__dirname", js)(
-      consumerRequire,
+      load,
       module,
       module.exports,
       file,

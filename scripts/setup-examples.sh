@@ -48,4 +48,5 @@ if [ ! -x "$plugin" ]; then
   mv "$plugin.tmp" "$plugin"
   log "pulumi-resource-kubernetes built in $((SECONDS - started)) s"
 fi
-ln -sf "$plugin" "$cli_dir/pulumi-resource-kubernetes"
+# The engine looks for resource plugins (other than bundled ones) in PULUMI_HOME and on PATH.
+ln -sf "$plugin" "$tools/bin/pulumi-resource-kubernetes"

@@ -56,11 +56,15 @@ export class Harness {
   private extraEnv: Record<string, string> = {};
 
   /**
-   * A harness in a new temporary directory inside the consumer project. `options.env` is added to
-   * the environment of every Pulumi command, where the dynamic provider reads it.
+   * A harness in a new temporary directory inside the consumer project (`options.consumerDir`, by
+   * default the e2e run's). `options.env` is added to the environment of every Pulumi command,
+   * where the dynamic provider reads it.
    */
-  static create(projectName = "egress-ipam-test", options: { env?: Record<string, string> } = {}): Harness {
-    const consumerDir = process.env.EGRESS_IPAM_CONSUMER;
+  static create(
+    projectName = "egress-ipam-test",
+    options: { env?: Record<string, string>; consumerDir?: string } = {},
+  ): Harness {
+    const consumerDir = options.consumerDir ?? process.env.EGRESS_IPAM_CONSUMER;
     if (!consumerDir)
       throw new Error("EGRESS_IPAM_CONSUMER is not set: run end-to-end tests through vitest's e2e project");
     const runs = path.join(consumerDir, "runs");
