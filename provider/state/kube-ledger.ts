@@ -107,7 +107,8 @@ export const defaultHoldDuration = 15 * 60_000;
  *   resourceVersion. An owner that holds what it asks for gets it again, so `up` gets what
  *   `preview` showed.
  * - `reserve` (at `create`) turns the owner's holds into *claims*, or fails naming the stack that
- *   claimed an address in the meantime (never a substitute, never a duplicate).
+ *   claimed an address in the meantime (never a substitute, never a duplicate). It does not take
+ *   the Lease: the Lease orders planning, and a claim is a write preconditioned on what was read.
  * - `release` deletes the owner's claims, preconditioned on their uid and resourceVersion.
  *
  * `pool` arguments are ignored: the ledger name identifies the pool across stacks. `adopt` takes
@@ -277,24 +278,23 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       });
     },
 
+    // No Lease: the Lease orders planning; a claim is a write preconditioned on what was read.
     reserve: (_pool, owner, planned, adopt) =>
-      locked(() =>
-        retryOnConflict(`claiming ${planned.ips.join(", ")} for ${owner} in ${what}`, async () => {
-          const at = Date.now();
-          for (const ip of planned.ips) {
-            const c = await store.read(ip);
-            const foreign = c && !ownedBy(c, opts.stack, owner) && isLive(c, at);
-            if (foreign && !(adopt && c.stack === opts.stack)) {
-              throw new IpamError(
-                "IP_UNAVAILABLE",
-                `planned address ${ip} in ${what} was taken by ${describeHolder(c)} after it was planned ` +
-                  `(its hold lapsed); run the update again to plan another`,
-              );
-            }
-            await put(ip, c, { state: "claim", stack: opts.stack, owner, seq: planned.seq, expires: 0 });
+      retryOnConflict(`claiming ${planned.ips.join(", ")} for ${owner} in ${what}`, async () => {
+        const at = Date.now();
+        for (const ip of planned.ips) {
+          const c = await store.read(ip);
+          const foreign = c && !ownedBy(c, opts.stack, owner) && isLive(c, at);
+          if (foreign && !(adopt && c.stack === opts.stack)) {
+            throw new IpamError(
+              "IP_UNAVAILABLE",
+              `planned address ${ip} in ${what} was taken by ${describeHolder(c)} after it was planned ` +
+                `(its hold lapsed); run the update again to plan another`,
+            );
           }
-        }),
-      ),
+          await put(ip, c, { state: "claim", stack: opts.stack, owner, seq: planned.seq, expires: 0 });
+        }
+      }),
 
     release: (_pool, owner, ips) => releaseIps(owner, ips),
 

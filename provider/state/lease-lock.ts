@@ -32,6 +32,16 @@ export function processIdentity(): string {
 /** A Lease time (metav1.MicroTime: RFC 3339 with microseconds). */
 const microTime = (ms: number): k8s.V1MicroTime =>
   new (require("@kubernetes/client-node") as typeof k8s).V1MicroTime(ms);
+/** Annotation by which a process waiting for a held Lease asks for it next: `<identity> <epoch ms>`. */
+export const waitingAnnotation = "egress-ipam/waiting";
+
+/** The waiting mark of a Lease, if any. */
+function waiterOf(lease: k8s.V1Lease): { who: string; at: number } | undefined {
+  const mark = lease.metadata?.annotations?.[waitingAnnotation];
+  const i = mark?.lastIndexOf(" ") ?? -1;
+  return mark && i > 0 ? { who: mark.slice(0, i), at: Number(mark.slice(i + 1)) || 0 } : undefined;
+}
+
 /** A monotonic clock for every judgement of elapsed time: wall clocks of two hosts never agree. */
 const now = () => performance.now();
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
@@ -70,7 +80,10 @@ class LeaseState {
  *   never from the times written in it (another host's clock);
  * - the Lease is renewed every lockDuration/3 while held; a re-entrant `acquire` whose last
  *   confirmed renewal is older than that renews first, and takes the Lease anew if it was lost;
- * - `acquire` gives up after `lockAcquireTimeout` with `LOCK_TIMEOUT` naming the holder and since when.
+ * - `acquire` gives up after `lockAcquireTimeout` with `LOCK_TIMEOUT` naming the holder and since when;
+ * - a process waiting for a held Lease marks it ({@link waitingAnnotation}); a process that finds
+ *   the Lease free but marked by another waits once before taking it, so a process with a steady
+ *   stream of work does not starve the others.
  *
  * Every write is a create or an update carrying the resourceVersion read. The lock only keeps
  * contention low and plans deterministic: it is never the only guard against a duplicate claim.
@@ -99,12 +112,22 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       (l) => l,
       (err: unknown) => (isNotFound(err) ? undefined : fail("reading")(err)),
     );
-  /** Writes `spec` over `lease` (precondition: its resourceVersion); false on 409. */
-  const write = async (lease: k8s.V1Lease, spec: k8s.V1LeaseSpec): Promise<boolean> => {
-    const body = { ...lease, spec };
+  /**
+   * Writes `spec` over `lease` (precondition: its resourceVersion), setting or clearing this
+   * process's waiting mark when `waiting` is given; the Lease as written, undefined on 409.
+   */
+  const write = async (
+    lease: k8s.V1Lease,
+    spec: k8s.V1LeaseSpec,
+    waiting?: "mark" | "clear",
+  ): Promise<k8s.V1Lease | undefined> => {
+    const annotations = { ...lease.metadata?.annotations };
+    if (waiting === "mark") annotations[waitingAnnotation] = `${identity} ${Date.now()}`;
+    if (waiting === "clear" && waiterOf(lease)?.who === identity) delete annotations[waitingAnnotation];
+    const body = { ...lease, metadata: { ...lease.metadata, annotations }, spec };
     return api.replaceNamespacedLease({ ...ref, body }).then(
-      () => true,
-      (err: unknown) => (isConflict(err) ? false : fail("updating")(err)),
+      (written) => written,
+      (err: unknown) => (isConflict(err) ? undefined : fail("updating")(err)),
     );
   };
   /** The spec of a tenure starting now (a fresh Lease carries its times: nobody may steal it). */
@@ -157,6 +180,7 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
 
   /** Takes the Lease, waiting for its holder to release it or for its duration to pass. */
   const take = async (deadline: number, signal?: AbortSignal): Promise<void> => {
+    let deferred = false;
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted();
       // Held by this process: count on it only while its last confirmation is fresh (a process
@@ -177,15 +201,30 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       }
       const spec = lease.spec ?? {};
       const version = lease.metadata?.resourceVersion ?? "";
+      const waiter = waiterOf(lease);
+      const otherWaits =
+        waiter !== undefined && waiter.who !== identity && Date.now() - waiter.at < config.lockDuration;
       if (!spec.holderIdentity || spec.holderIdentity === identity) {
-        if (await write(lease, ours(spec))) return confirmed(start);
+        // Free: but another process has been waiting for it, so let it go first (once per acquire),
+        // or a process with a steady stream of work would keep re-taking it and starve the others.
+        if (otherWaits && !deferred) {
+          deferred = true;
+          await sleep(2 * retryPeriod);
+          continue;
+        }
+        if (await write(lease, ours(spec), "clear")) return confirmed(start);
         continue;
       }
       if (s.observed?.version !== version) s.observed = { version, at: seen };
       const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
       if (now() - s.observed.at >= duration) {
-        if (await write(lease, ours(spec))) return confirmed(start);
+        if (await write(lease, ours(spec), "clear")) return confirmed(start);
         continue;
+      }
+      if (!otherWaits && (waiter?.who !== identity || Date.now() - waiter.at > config.lockDuration / 2)) {
+        // Mark this process as waiting; our own mark does not restart the holder's expiry clock.
+        const marked = await write(lease, spec, "mark");
+        if (marked) s.observed = { version: marked.metadata?.resourceVersion ?? "", at: s.observed.at };
       }
       if (now() >= deadline) throw timeout(config, spec);
       const wait = Math.min(deadline - now(), retryPeriod * (0.5 + Math.random()));
