@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 
@@ -133,30 +135,45 @@ describe("pool validation and protection", () => {
 describe("an interrupted create (the state a killed provider leaves)", () => {
   const h = Harness.create("interrupted");
   const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
-  const program = async () => {
+  const program = (names: string[]) => async () => {
     const pool = new IpPool("pool", { ranges: [{ subnet: "10.40.0.0/24" }], strategy: "lowest-free" });
-    return { a: new IpAllocation("a", { pool }).ip, b: new IpAllocation("b", { pool }).ip };
+    return Object.fromEntries(names.map((n) => [n, new IpAllocation(n, { pool }).ip]));
   };
   afterAll(() => h.dispose());
 
-  it("takes its planned address back on the next up, and preview shows it", async () => {
-    const stack = await h.program(program);
+  it("takes its planned address back on the next up, ahead of a new allocation declared before it, and preview shows it", async () => {
+    const stack = await h.program(program(["a", "b"]));
     expect(ipsOf((await h.up()).outputs, ["a", "b"])).toEqual(["10.40.0.2", "10.40.0.3"]);
-    // A create interrupted after check: its checked inputs (with the plan) are in
-    // pending_operations, and the resource itself is not in state.
-    const exported = await stack.exportStack();
-    const resources = exported.deployment.resources as { urn: string; outputs?: unknown; id?: string }[];
-    const b = resources.find((r) => r.urn.endsWith("::b"))!;
-    exported.deployment.resources = resources.filter((r) => r !== b);
-    exported.deployment.pending_operations = [{ type: "creating", resource: { ...b, id: "", outputs: {} } }];
-    await stack.importStack(exported);
 
+    // Turn b into a create interrupted after check, as a killed `pulumi up` leaves it: its checked
+    // inputs (with the plan) in `pending_operations`, nothing of it in `resources`. Written into the
+    // file backend's checkpoint directly: `pulumi stack import` drops pending operations ("removing
+    // pending operation ... from snapshot"), so an import cannot produce this state.
+    const file = path.join(h.workDir, "backend", ".pulumi", "stacks", h.projectName, `${h.stackName}.json`);
+    const checkpoint = JSON.parse(fs.readFileSync(file, "utf8"));
+    const latest = checkpoint.checkpoint.latest as {
+      resources: { urn: string; id?: string; outputs?: Record<string, unknown> }[];
+      pending_operations?: unknown[];
+    };
+    const b = latest.resources.find((r) => r.urn.endsWith("IpAllocation::b"))!;
+    latest.resources = latest.resources.filter((r) => r !== b);
+    latest.pending_operations = [{ type: "creating", resource: { ...b, id: "", outputs: {} } }];
+    fs.writeFileSync(file, JSON.stringify(checkpoint));
+    const state = (await stack.exportStack()).deployment;
+    expect(state.resources.map((r: { urn: string }) => r.urn)).not.toContain(b.urn);
+    expect(state.pending_operations).toMatchObject([{ type: "creating", resource: { urn: b.urn } }]);
+
+    // c, new and declared before b, would get b's address if the interrupted create's plan were not
+    // read from pending_operations: the pool plans its holders in program order.
+    await h.program(program(["a", "c", "b"]));
     const preview = await h.preview();
     expect(preview.planned("b")?.ip).toBe("10.40.0.3");
+    expect(preview.planned("c")?.ip).toBe("10.40.0.4");
     const up = await h.up();
-    expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 1 });
-    expect(ipsOf(up.outputs, ["a", "b"])).toEqual(["10.40.0.2", "10.40.0.3"]);
+    expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 2 });
+    expect(ipsOf(up.outputs, ["a", "c", "b"])).toEqual(["10.40.0.2", "10.40.0.4", "10.40.0.3"]);
     const again = await h.up();
     expect(changesOf(again.summary.resourceChanges)).toEqual({});
+    expect(ipsOf(again.outputs, ["a", "c", "b"])).toEqual(["10.40.0.2", "10.40.0.4", "10.40.0.3"]);
   });
 });
