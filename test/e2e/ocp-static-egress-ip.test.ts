@@ -6,6 +6,9 @@ import { setNodeReady, testKubeconfig } from "../support/kube";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, setHostSubnetIps, type SdnWorld } from "../kube/sdn-world";
 
 type Pkg = typeof import("../../provider/index");
+// A subnet of its own per run: egress addresses anywhere in the cluster count as taken, so a
+// leftover of an interrupted run must not shift this run's plan.
+const net = `10.21.${1 + Math.floor(Math.random() * 250)}`;
 
 describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () => {
   const h = Harness.create("ocp-static", { env: { KUBECONFIG: testKubeconfig() } });
@@ -15,7 +18,7 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
 
   const program = () => async () => {
     const provisioner = { kind: "ocp-static" as const, nodeSelector: w.selector };
-    const pool = new IpPool("egress", { ranges: [{ subnet: "10.21.1.0/24", rangeStart: "10.21.1.10" }] });
+    const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }] });
     const x = new EgressIp("team-x", {
       pool,
       namespace: w.ns.x,
@@ -40,7 +43,7 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
   beforeAll(async () => {
     w = await sdnWorld(
       {
-        a1: { zone: "a", hostSubnet: { egressIPs: ["10.21.1.10"] } }, // used outside Pulumi
+        a1: { zone: "a", hostSubnet: { egressIPs: [`${net}.10`] } }, // used outside Pulumi
         a2: { zone: "a" },
         b1: { zone: "b" },
         b2: { zone: "b" },
@@ -58,41 +61,41 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
     const preview = await h.preview();
     const a = `team-x-${w.zone("a")}`;
     const b = `team-x-${w.zone("b")}`;
-    expect(preview.planned(`IpAllocation::${a}`)).toMatchObject({ ip: "10.21.1.11" });
-    expect(preview.planned(`IpAllocation::${b}`)).toMatchObject({ ip: "10.21.1.12" });
-    expect(preview.planned(`EgressIpAssignment::${a}`)).toMatchObject({ ip: "10.21.1.11", host: w.node.a2 });
+    expect(preview.planned(`IpAllocation::${a}`)).toMatchObject({ ip: `${net}.11` });
+    expect(preview.planned(`IpAllocation::${b}`)).toMatchObject({ ip: `${net}.12` });
+    expect(preview.planned(`EgressIpAssignment::${a}`)).toMatchObject({ ip: `${net}.11`, host: w.node.a2 });
     const xb = preview.planned(`EgressIpAssignment::${b}`)!;
-    expect(xb).toMatchObject({ ip: "10.21.1.12" });
+    expect(xb).toMatchObject({ ip: `${net}.12` });
     expect([w.node.b1, w.node.b2]).toContain(xb.host);
     previewHosts.xb = xb.host as string;
     // Another namespace: the least loaded node, although x's address is planned there.
     expect(preview.planned(`EgressIpAssignment::team-y-${w.zone("a")}`)).toMatchObject({
-      ip: "10.21.1.13",
+      ip: `${net}.13`,
       host: w.node.a2,
     });
-    expect(await onNodes()).toEqual({ a1: ["10.21.1.10"], a2: [], b1: [], b2: [] });
+    expect(await onNodes()).toEqual({ a1: [`${net}.10`], a2: [], b1: [], b2: [] });
   });
 
   it("writes HostSubnet.egressIPs and NetNamespace.egressIPs as planned; a second up changes nothing", async () => {
     const out = await outputs();
     // Exactly what preview showed.
     expect(out).toEqual({
-      xIps: ["10.21.1.11", "10.21.1.12"],
+      xIps: [`${net}.11`, `${net}.12`],
       xHosts: [w.node.a2, previewHosts.xb],
-      yIps: ["10.21.1.13"],
+      yIps: [`${net}.13`],
       yHosts: [w.node.a2],
     });
     const bKey = previewHosts.xb === w.node.b1 ? "b1" : "b2";
     const expected: Record<string, string[]> = {
-      a1: ["10.21.1.10"],
-      a2: ["10.21.1.11", "10.21.1.13"],
+      a1: [`${net}.10`],
+      a2: [`${net}.11`, `${net}.13`],
       b1: [],
       b2: [],
     };
-    expected[bKey] = ["10.21.1.12"];
+    expected[bKey] = [`${net}.12`];
     expect(await onNodes()).toEqual(expected);
-    expect((await netNamespaceIps(w.ns.x)).sort()).toEqual(["10.21.1.11", "10.21.1.12"]);
-    expect(await netNamespaceIps(w.ns.y)).toEqual(["10.21.1.13"]);
+    expect((await netNamespaceIps(w.ns.x)).sort()).toEqual([`${net}.11`, `${net}.12`]);
+    expect(await netNamespaceIps(w.ns.y)).toEqual([`${net}.13`]);
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
   });
 
@@ -108,12 +111,12 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
       placement: { state: "missing", from: previewHosts.xb },
     });
     expect((assignment.outputs!.placement as { reason: string }).reason).toMatch(
-      `egress IP 10.21.1.12 is not on HostSubnet ${previewHosts.xb}`,
+      `egress IP ${net}.12 is not on HostSubnet ${previewHosts.xb}`,
     );
     const out = await outputs();
     const bHost = out.xHosts![1]!;
     expect([w.node.b1, w.node.b2]).toContain(bHost);
-    expect(await hostSubnetIps(bHost)).toEqual(["10.21.1.12"]);
+    expect(await hostSubnetIps(bHost)).toEqual([`${net}.12`]);
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
   });
 
@@ -123,14 +126,14 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
       const preview = await h.preview();
       const name = `EgressIpAssignment::team-x-${w.zone("a")}`;
       expect(preview.op(name)).toBe("update");
-      expect(preview.planned(name)).toMatchObject({ ip: "10.21.1.11", host: w.node.a1 });
+      expect(preview.planned(name)).toMatchObject({ ip: `${net}.11`, host: w.node.a1 });
       const out = await outputs();
       expect(out.xHosts![0]).toBe(w.node.a1);
-      expect(await hostSubnetIps(w.node.a2)).not.toContain("10.21.1.11");
-      expect(await hostSubnetIps(w.node.a1)).toContain("10.21.1.11");
+      expect(await hostSubnetIps(w.node.a2)).not.toContain(`${net}.11`);
+      expect(await hostSubnetIps(w.node.a1)).toContain(`${net}.11`);
       // One HostSubnet has it, exactly.
       const all = Object.values(await onNodes()).flat();
-      expect(all.filter((ip) => ip === "10.21.1.11")).toHaveLength(1);
+      expect(all.filter((ip) => ip === `${net}.11`)).toHaveLength(1);
       expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
     } finally {
       await setNodeReady(w.node.a2, true);
@@ -140,7 +143,7 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
   it("leaves no trace on destroy (the foreign address stays)", async () => {
     await h.destroy();
     expect((await h.resources()).filter((r) => r.type !== "pulumi:pulumi:Stack")).toEqual([]);
-    expect(await onNodes()).toEqual({ a1: ["10.21.1.10"], a2: [], b1: [], b2: [] });
+    expect(await onNodes()).toEqual({ a1: [`${net}.10`], a2: [], b1: [], b2: [] });
     expect(await netNamespaceIps(w.ns.x)).toEqual([]);
     expect(await netNamespaceIps(w.ns.y)).toEqual([]);
   });
@@ -178,7 +181,7 @@ describe("EgressIp with the ocp-static provisioner, against kube-apiserver", () 
       try {
         await bad.program(async () => {
           const pool = new IpPool("egress", {
-            ranges: [{ subnet: "10.21.1.0/24", rangeStart: "10.21.1.10" }],
+            ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }],
           });
           new EgressIp("bad", {
             pool,

@@ -7,6 +7,10 @@ import { kube, setNodeReady, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../kube/sdn-world";
 
 type Pkg = typeof import("../../provider/index");
+// Subnets of their own per run: egress addresses anywhere in the cluster count as taken, so a
+// leftover of an interrupted run must not shift this run's plan.
+const octet = 1 + Math.floor(Math.random() * 120);
+const [netA, netB] = [`10.22.${octet * 2}`, `10.22.${octet * 2 + 1}`];
 type EgressIpObject = k8s.KubernetesObject & {
   spec: { egressIPs: string[]; namespaceSelector: unknown };
   status?: { items: { node: string; egressIP: string }[] };
@@ -52,10 +56,10 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
     const provisioner = { kind: "ovn" as const, nodeSelector: w.selector };
     const pools = {
       [w.zone("a")]: new IpPool("egress-a", {
-        ranges: [{ subnet: "10.22.1.0/24", rangeStart: "10.22.1.10" }],
+        ranges: [{ subnet: `${netA}.0/24`, rangeStart: `${netA}.10` }],
       }),
       [w.zone("b")]: new IpPool("egress-b", {
-        ranges: [{ subnet: "10.22.2.0/24", rangeStart: "10.22.2.10" }],
+        ranges: [{ subnet: `${netB}.0/24`, rangeStart: `${netB}.10` }],
       }),
     };
     for (const [zone, pool] of Object.entries(pools)) {
@@ -77,10 +81,10 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
   beforeAll(async () => {
     w = await sdnWorld(
       {
-        a1: { zone: "a", hostSubnet: false, annotations: ipconfig("10.22.1.0/24") },
-        a2: { zone: "a", hostSubnet: false, annotations: ipconfig("10.22.1.0/24") },
-        b1: { zone: "b", hostSubnet: false, annotations: ipconfig("10.22.2.0/24") },
-        b2: { zone: "b", hostSubnet: false, annotations: ipconfig("10.22.2.0/24") },
+        a1: { zone: "a", hostSubnet: false, annotations: ipconfig(`${netA}.0/24`) },
+        a2: { zone: "a", hostSubnet: false, annotations: ipconfig(`${netA}.0/24`) },
+        b1: { zone: "b", hostSubnet: false, annotations: ipconfig(`${netB}.0/24`) },
+        b2: { zone: "b", hostSubnet: false, annotations: ipconfig(`${netB}.0/24`) },
       },
       ["x"],
       { netNamespaces: false },
@@ -89,7 +93,7 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
       apiVersion: ovn,
       kind: "EgressIP",
       metadata: { name: foreign },
-      spec: { egressIPs: ["10.22.1.10"], namespaceSelector: { matchLabels: { team: "elsewhere" } } },
+      spec: { egressIPs: [`${netA}.10`], namespaceSelector: { matchLabels: { team: "elsewhere" } } },
     } as k8s.KubernetesObject);
     await h.program(program());
   });
@@ -105,8 +109,8 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
     const preview = await h.preview();
     const a = preview.planned(`EgressIpAssignment::team-x-${w.zone("a")}`)!;
     const b = preview.planned(`EgressIpAssignment::team-x-${w.zone("b")}`)!;
-    expect(a).toMatchObject({ ip: "10.22.1.11" });
-    expect(b).toMatchObject({ ip: "10.22.2.10" });
+    expect(a).toMatchObject({ ip: `${netA}.11` });
+    expect(b).toMatchObject({ ip: `${netB}.10` });
     expect([w.node.a1, w.node.a2]).toContain(a.host);
     expect([w.node.b1, w.node.b2]).toContain(b.host);
     const cidrA = preview.planned(`assignable-${w.zone("a")}`)!.hosts as string[];
@@ -118,9 +122,9 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
   });
 
   it("writes one EgressIP with the namespace's addresses and labels the chosen nodes; a second up changes nothing", async () => {
-    expect(await outputs()).toEqual({ ips: ["10.22.1.11", "10.22.2.10"], hosts: [planned.a, planned.b] });
+    expect(await outputs()).toEqual({ ips: [`${netA}.11`, `${netB}.10`], hosts: [planned.a, planned.b] });
     const o = await read();
-    expect([...o.spec.egressIPs].sort()).toEqual(["10.22.1.11", "10.22.2.10"]);
+    expect([...o.spec.egressIPs].sort()).toEqual([`${netA}.11`, `${netB}.10`]);
     expect(o.spec.namespaceSelector).toEqual({ matchLabels: { "kubernetes.io/metadata.name": w.ns.x } });
     expect((await labelled()).sort()).toEqual([planned.cidrA, planned.cidrB].sort());
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
@@ -128,8 +132,8 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
 
   it("records where ovnkube put an address (status.items) at refresh and up, and keeps that status", async () => {
     const items = [
-      { node: planned.a, egressIP: "10.22.1.11" },
-      { node: other("b", planned.b), egressIP: "10.22.2.10" }, // not where we expected it
+      { node: planned.a, egressIP: `${netA}.11` },
+      { node: other("b", planned.b), egressIP: `${netB}.10` }, // not where we expected it
     ];
     await kube().objects.replace({ ...(await read()), status: { items } } as k8s.KubernetesObject);
     const refresh = await h.refresh();
@@ -145,12 +149,12 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
     const o = await read();
     await kube().objects.replace({
       ...o,
-      spec: { ...o.spec, egressIPs: o.spec.egressIPs.filter((ip) => ip !== "10.22.2.10") },
+      spec: { ...o.spec, egressIPs: o.spec.egressIPs.filter((ip) => ip !== `${netB}.10`) },
     } as k8s.KubernetesObject);
     expect(changesOf((await h.refresh()).summary.resourceChanges)).toEqual({ update: 1 });
     await outputs();
     const after = await read();
-    expect([...after.spec.egressIPs].sort()).toEqual(["10.22.1.11", "10.22.2.10"]);
+    expect([...after.spec.egressIPs].sort()).toEqual([`${netA}.11`, `${netB}.10`]);
     expect(after.status?.items).toHaveLength(2);
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
   });
@@ -163,7 +167,7 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
       expect(preview.op(name)).toBe("update");
       expect(preview.planned(name)).toMatchObject({ host: other("a", planned.a) });
       expect((await outputs()).hosts[0]).toBe(other("a", planned.a));
-      expect((await read()).spec.egressIPs).toContain("10.22.1.11");
+      expect((await read()).spec.egressIPs).toContain(`${netA}.11`);
     } finally {
       await setNodeReady(planned.a, true);
     }
@@ -178,7 +182,7 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
       kind: "EgressIP",
       metadata: { name: foreign },
     })) as EgressIpObject;
-    expect(f.spec.egressIPs).toEqual(["10.22.1.10"]);
+    expect(f.spec.egressIPs).toEqual([`${netA}.10`]);
   });
 
   it("refuses at preview an address outside every node's egress subnet, naming it", async () => {
@@ -196,7 +200,7 @@ describe("EgressIp with the ovn provisioner, against kube-apiserver", () => {
         });
       });
       await expect(bad.preview()).rejects.toThrow(
-        /10\.99\.0\.10 is outside its egress subnet 10\.22\.1\.0\/24/,
+        new RegExp(`10\\.99\\.0\\.10 is outside its egress subnet ${netA.replaceAll(".", "\\.")}\\.0/24`),
       );
     } finally {
       bad.dispose();
