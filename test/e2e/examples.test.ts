@@ -1,10 +1,24 @@
 // Every example is a project users copy: run as they run it — the Pulumi CLI in the example's own
-// folder with the Node.js language host, this package installed from its packed tarball — it must
-// preview the addresses `up` assigns, apply, stay still on a second `up`, apply each step, and
-// destroy without leaving anything behind.
+// folder with the Node.js language host, this package installed from its packed tarball, the test
+// cluster's kubeconfig where it talks to Kubernetes — it must preview the addresses `up` assigns,
+// apply, stay still on a second `up`, apply each step, and destroy without leaving anything behind.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ExampleProject, exampleNames, prepareExamplesProject } from "../support/example-project";
+import {
+  ExampleProject,
+  exampleNames,
+  prepareExamplesProject,
+  type ConfigRewrite,
+} from "../support/example-project";
 import { changesOf, type PreviewResult, type StateResource } from "../support/harness";
+import {
+  createHostSubnet,
+  createNode,
+  deleteClusterObjects,
+  freshNamespace,
+  kube,
+  testKubeconfig,
+  uniqueName,
+} from "../support/kube";
 
 /** Planned addresses of the allocations, by URN, as preview showed them. */
 function plannedIps(preview: PreviewResult): Record<string, unknown> {
@@ -25,51 +39,177 @@ const heldIps = (resources: StateResource[]) =>
 const userResources = (resources: StateResource[]) =>
   resources.filter((r) => r.type !== "pulumi:pulumi:Stack" && !r.type.startsWith("pulumi:providers:"));
 
+/** How an example runs here: its stacks, and what the cluster must hold for it. */
+interface ExampleSpec {
+  /** Stacks to bring up, in order, each from its own copy of the folder (its Pulumi.<stack>.yaml). */
+  stacks: string[];
+  /** Talks to the test cluster (KUBECONFIG for our provider and @pulumi/kubernetes). */
+  kube?: boolean;
+  /** Prepares the cluster and returns how the test adapts the stack config to it. */
+  prepare?: () => Promise<{ config: ConfigRewrite; cleanup?: () => Promise<void> }>;
+  /** Checks across the stacks while all are up. */
+  check?: (outputs: Record<string, Record<string, unknown>>) => void;
+  /** Each stack is destroyed before the next comes up (variants that cannot share the cluster). */
+  oneAtATime?: boolean;
+}
+
+/** Nodes (two per zone, Ready, with a run label) and, for OpenShift SDN, their HostSubnets. */
+function clusterNodes(project: string, hostSubnets: boolean): ExampleSpec["prepare"] {
+  return async () => {
+    const run = uniqueName("ex");
+    const octet = 100 + (parseInt(run.slice(-2), 16) % 100);
+    const zones = (config: Record<string, unknown>) => config[`${project}:zones`] as string[];
+    const nodes: string[] = [];
+    const made = new Set<string>();
+    const ensureNodes = async (zoneNames: string[]) => {
+      for (const zone of zoneNames) {
+        for (const i of [0, 1]) {
+          const name = `${zone}-${i}`;
+          if (made.has(name)) continue;
+          made.add(name);
+          nodes.push(name);
+          await createNode(name, { zone, labels: { "egress-ipam.test/run": run } });
+          if (hostSubnets) {
+            await createHostSubnet(name, {
+              hostIP: `10.1.${octet}.${nodes.length}`,
+              subnet: `10.128.${nodes.length * 2}.0/23`,
+            });
+          }
+        }
+      }
+    };
+    const config: ConfigRewrite = (c) => {
+      const out: Record<string, unknown> = { ...c };
+      out[`${project}:zones`] = zones(c).map((z) => `${z}-${run}`);
+      out[`${project}:tenants`] = (c[`${project}:tenants`] as string[]).map((t) => `${t}-${run}`);
+      out[`${project}:nodeSelector`] = { "egress-ipam.test/run": run };
+      // A subnet of its own, so addresses other tests put in the cluster never shift its plans.
+      out[`${project}:egressSubnet`] = `10.${octet}.${parseInt(run.slice(-4, -2), 16)}.0/24`;
+      delete out[`${project}:rangeStart`];
+      delete out[`${project}:rangeEnd`];
+      return out;
+    };
+    // The zones of the sample config (steps add none).
+    await ensureNodes(["zone-a", "zone-b"].map((z) => `${z}-${run}`));
+    return {
+      config,
+      cleanup: async () => {
+        await deleteClusterObjects("v1", "Node", nodes);
+        if (hostSubnets) await deleteClusterObjects("network.openshift.io/v1", "HostSubnet", nodes);
+      },
+    };
+  };
+}
+
+/** A namespace of its own for a shared ledger. */
+function ledgerNamespace(project: string): ExampleSpec["prepare"] {
+  return async () => {
+    const ns = await freshNamespace("ledger");
+    return {
+      config: (c) => ({ ...c, [`${project}:ledgerNamespace`]: ns }),
+      cleanup: () =>
+        kube()
+          .core.deleteNamespace({ name: ns })
+          .then(() => undefined),
+    };
+  };
+}
+
+const specs: Record<string, ExampleSpec> = {
+  quickstart: { stacks: ["dev"] },
+  "egress-ips": { stacks: ["dev"] },
+  ovn: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-ovn", false) },
+  "shared-pool": {
+    stacks: ["team-a", "team-b"],
+    kube: true,
+    prepare: ledgerNamespace("egress-ipam-shared-pool"),
+    check: (outputs) => {
+      const all = Object.values(outputs).flatMap((o) => Object.values(o.addresses as Record<string, string>));
+      expect(new Set(all).size, `addresses of both stacks: ${all.join(", ")}`).toBe(all.length);
+    },
+  },
+  "mesh-nodes": {
+    stacks: ["dev"],
+    kube: true,
+    prepare: ledgerNamespace("egress-ipam-mesh-nodes"),
+    check: (outputs) => {
+      const prefixes = outputs.dev!.nodePrefixes as Record<string, string>;
+      expect(prefixes.gateway).toBe("10.42.0.1/32"); // the static assignment
+      for (const p of Object.values(prefixes)) expect(p).toMatch(/^10\.42\.\d+\.\d+\/32$/);
+    },
+  },
+};
+
 // Examples that cannot run with plain `pulumi up` here, and where they are tested instead.
 const testedElsewhere: Record<string, string> = {
   // The AWS provider plugin is not served here.
   "aws-egress": "test/e2e/example-aws-egress.test.ts (mocks, and moto answering the lookups)",
 };
 
+it("has a way to run every example", () => {
+  expect(Object.keys(specs).sort()).toEqual(exampleNames().filter((n) => !(n in testedElsewhere)));
+});
+
+async function destroy(project: ExampleProject): Promise<void> {
+  await project.harness.destroy();
+  expect(userResources(await project.harness.resources()), project.harness.stackName).toEqual([]);
+}
+
 let examplesDir = "";
 beforeAll(() => {
   examplesDir = prepareExamplesProject();
 }, 600_000);
 
-describe.each(exampleNames().filter((n) => !(n in testedElsewhere)))(
-  "example %s, with pulumi in its folder",
-  (name) => {
-    let project: ExampleProject | undefined;
-    afterAll(() => project?.dispose());
+describe.each(Object.keys(specs).sort())("example %s, with pulumi in its folder", (name) => {
+  const spec = specs[name]!;
+  const projects: ExampleProject[] = [];
+  let cleanup: (() => Promise<void>) | undefined;
+  afterAll(async () => {
+    for (const p of projects) p.dispose();
+    await cleanup?.();
+  });
 
-    it("previews what up assigns, applies, stays still, applies its steps and destroys", async () => {
-      project = ExampleProject.create(examplesDir, name, { stackName: "dev" });
+  it("previews what up assigns, applies, stays still, applies its steps and destroys", async () => {
+    const prepared = await spec.prepare?.();
+    cleanup = prepared?.cleanup;
+    const env: Record<string, string> = spec.kube ? { KUBECONFIG: testKubeconfig() } : {};
+    const outputs: Record<string, Record<string, unknown>> = {};
+
+    for (const stackName of spec.stacks) {
+      const project = ExampleProject.create(examplesDir, name, { stackName, env, config: prepared?.config });
+      projects.push(project);
       const h = project.harness;
       await h.project();
 
       const preview = await h.preview();
-      expect(preview.changeSummary.create).toBeGreaterThan(1);
+      expect(preview.changeSummary.create, stackName).toBeGreaterThan(1);
       const planned = plannedIps(preview);
-      const up = await h.up();
-      expect(Object.keys(up.outputs).length).toBeGreaterThan(0);
+      await h.up();
       const held = heldIps(await h.resources());
-      expect(Object.keys(held).length).toBeGreaterThan(0);
-      expect(held).toEqual(planned);
-      expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+      expect(Object.keys(held).length, stackName).toBeGreaterThan(0);
+      expect(held, `${stackName}: up holds what preview showed`).toEqual(planned);
+      expect(changesOf((await h.up()).summary.resourceChanges), `${stackName}: second up`).toEqual({});
 
-      for (const step of project.steps()) {
+      for (const step of project.steps().filter((s) => project.stepChanges(s))) {
         project.applyStep(step);
         const stepPreview = await h.preview();
+        expect(changesOf(stepPreview.changeSummary), `${stackName}: ${step} changes something`).not.toEqual(
+          {},
+        );
         const stepPlanned = plannedIps(stepPreview);
-        expect(changesOf(stepPreview.changeSummary), `${step} changes something`).not.toEqual({});
         await h.up();
         const after = heldIps(await h.resources());
         for (const [urn, ip] of Object.entries(stepPlanned)) expect(after[urn], urn).toBe(ip);
-        expect(changesOf((await h.up()).summary.resourceChanges), `second up after ${step}`).toEqual({});
+        expect(changesOf((await h.up()).summary.resourceChanges), `${stackName}: up after ${step}`).toEqual(
+          {},
+        );
       }
-
-      await h.destroy();
-      expect(userResources(await h.resources())).toEqual([]);
-    });
-  },
-);
+      outputs[stackName] = Object.fromEntries(
+        Object.entries(await (await h.project()).outputs()).map(([k, v]) => [k, v.value]),
+      );
+      if (spec.oneAtATime) await destroy(project);
+    }
+    spec.check?.(outputs);
+    if (!spec.oneAtATime) for (const project of [...projects].reverse()) await destroy(project);
+  });
+});

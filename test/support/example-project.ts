@@ -1,5 +1,6 @@
 // An example project copied where a user would have it: its own folder with node_modules holding
 // this package from its packed tarball, run with the Pulumi CLI and the Node.js language host.
+import { dumpYaml, loadYaml } from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareConsumerProject, repoRoot } from "../../scripts/consumer.mjs";
@@ -43,29 +44,51 @@ function copyTree(from: string, to: string, skip: (name: string) => boolean): vo
   }
 }
 
+/** Stack config (`key: value` of `Pulumi.<stack>.yaml`) as a test adapts it to its cluster. */
+export type ConfigRewrite = (config: Record<string, unknown>) => Record<string, unknown>;
+
 /** An example copied into a fresh folder of the examples project, ready for `pulumi` commands. */
 export class ExampleProject {
   private constructor(
     readonly name: string,
     readonly dir: string,
     readonly harness: Harness,
+    private readonly rewrite?: ConfigRewrite,
   ) {}
+
+  /** Applies the test's rewrite to the stack's config file, as the example and its steps give it. */
+  private rewriteConfig(): void {
+    const file = path.join(this.dir, `Pulumi.${this.harness.stackName}.yaml`);
+    if (!this.rewrite || !fs.existsSync(file)) return;
+    const doc = (loadYaml(fs.readFileSync(file, "utf8")) ?? {}) as { config?: Record<string, unknown> };
+    doc.config = this.rewrite(doc.config ?? {});
+    fs.writeFileSync(file, dumpYaml(doc));
+  }
 
   /**
    * Copies `examples/<name>` (without `node_modules` and the `step*` overlays) into a fresh folder
    * next to the shared node_modules, and a harness that runs the CLI there on stack `stackName`.
+   * `options.config` rewrites the stack's config file (now and after every step), e.g. to give
+   * names unique to the test.
    */
   static create(
     examplesDir: string,
     name: string,
-    options: { env?: Record<string, string>; stackName?: string } = {},
+    options: { env?: Record<string, string>; stackName?: string; config?: ConfigRewrite } = {},
   ): ExampleProject {
     const runs = path.join(examplesDir, "runs");
     fs.mkdirSync(runs, { recursive: true });
     const dir = fs.mkdtempSync(path.join(runs, `${name}-`));
     copyTree(path.join(repoRoot, "examples", name), dir, (n) => n === "node_modules" || /^step\d+$/.test(n));
     fs.symlinkSync(path.join(examplesDir, "node_modules"), path.join(dir, "node_modules"));
-    return new ExampleProject(name, dir, Harness.forProject(examplesDir, dir, options));
+    const project = new ExampleProject(
+      name,
+      dir,
+      Harness.forProject(examplesDir, dir, options),
+      options.config,
+    );
+    project.rewriteConfig();
+    return project;
   }
 
   /** The example's change steps (`step2`, `step3`, …), in order. */
@@ -77,9 +100,16 @@ export class ExampleProject {
       .sort((a, b) => Number(a.slice(4)) - Number(b.slice(4)));
   }
 
+  /** True when a step changes this project's stack: it has program files or the stack's config. */
+  stepChanges(step: string): boolean {
+    const files = fs.readdirSync(path.join(repoRoot, "examples", this.name, step));
+    return files.some((f) => f.endsWith(".ts") || f === `Pulumi.${this.harness.stackName}.yaml`);
+  }
+
   /** Copies a step's files over the project, as a user editing the program would. */
   applyStep(step: string): void {
     copyTree(path.join(repoRoot, "examples", this.name, step), this.dir, () => false);
+    this.rewriteConfig();
   }
 
   /** Removes the folder. */
