@@ -7,11 +7,12 @@
 #   scripts/kube-test-cluster.sh restart-apiserver   # restarts kube-apiserver only (same port, flags)
 #
 # The kubeconfig (.tools/kube/kubeconfig) authenticates with bearer tokens from a static token file
-# and embeds the cluster CA. Contexts: `admin@test` (current; group system:masters) and
+# and embeds the cluster CA. KUBE_TEST_CLUSTER_STATE names another state folder for a second,
+# private cluster (a test that restarts its API server must not disturb the others' cluster). Contexts: `admin@test` (current; group system:masters) and
 # `limited@test` (user `limited`, no permissions until a test grants some with RBAC).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-state="$root/.tools/kube"
+state="${KUBE_TEST_CLUSTER_STATE:-$root/.tools/kube}"
 kubeconfig="$state/kubeconfig"
 start_timeout="${KUBE_TEST_CLUSTER_TIMEOUT:-120}"
 log() { printf 'kube-test-cluster: %s\n' "$*" >&2; }
