@@ -25,6 +25,8 @@ export interface Claim {
   nodeId?: string;
   /** For a node address: every `<stack> <urn>` that created a resource for it (it is shared). */
   refs?: string[];
+  /** `<stack> <urn>` of the owner whose lapsed hold this object took over, if it did. */
+  takenFrom?: string;
   /** For preconditions: the object's resourceVersion and uid as read. */
   resourceVersion: string;
   uid: string;
@@ -159,6 +161,7 @@ export class ClaimStore {
     if (f.state === "hold") data.expires = new Date(f.expires).toISOString();
     if (f.nodeId !== undefined) data.nodeId = f.nodeId;
     if (f.refs !== undefined) data.refs = JSON.stringify(f.refs);
+    if (f.takenFrom !== undefined) data.takenFrom = f.takenFrom;
     return {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -195,6 +198,7 @@ export function parseClaim(cm: k8s.V1ConfigMap): Claim | undefined {
     uid: cm.metadata?.uid ?? "",
   };
   if (d.nodeId !== undefined) c.nodeId = d.nodeId;
+  if (d.takenFrom !== undefined) c.takenFrom = d.takenFrom;
   if (d.refs !== undefined) {
     try {
       const refs: unknown = JSON.parse(d.refs);

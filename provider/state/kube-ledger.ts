@@ -175,7 +175,8 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     if (plan) {
       // Planning again renews the owner's holds (claims stay claims).
       for (const c of mine.filter((c) => c.state === "hold" && plan!.ips.includes(c.ip))) {
-        keep(await store.replace(c, hold(req.owner, c.seq)));
+        const renewed = hold(req.owner, c.seq);
+        keep(await store.replace(c, c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed));
       }
       return plan;
     }
@@ -219,13 +220,28 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
             `${ip} in ${what} is held by ${describeHolder(existing)}; adopt takes over addresses of this stack only`,
           );
         }
-        keep(await put(ip, existing, hold(req.owner, seq)));
+        // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
+        const takenFrom =
+          existing && !ownedBy(existing, opts.stack, req.owner)
+            ? `${existing.stack} ${existing.owner}`
+            : undefined;
+        keep(await put(ip, existing, { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) }));
         written.push(ip);
       }
     } catch (e) {
       // Nothing half-planned stays held (a dual-stack pool whose second write lost a race).
       await releaseIps(req.owner, written).catch(() => undefined);
       throw e;
+    }
+    // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
+    // run fails naming it; the new hold just written is what the owner's next plan gets.
+    const lost = claims.find((c) => c.takenFrom === `${opts.stack} ${req.owner}` && !ips.includes(c.ip));
+    if (lost) {
+      throw new IpamError(
+        "IP_UNAVAILABLE",
+        `address ${lost.ip} in ${what}, planned for ${req.owner} earlier (e.g. at preview), was taken by ` +
+          `${describeHolder(lost)} after its hold lapsed; ${ips.join(", ")} is held for it now: run the update again`,
+      );
     }
     return { ips, seq };
   };
@@ -267,6 +283,8 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         for (const req of requests) {
           // An automatic holder that holds addresses keeps them (or its own check plans it again).
           if (!req.requested && claims.some((c) => ownedBy(c, opts.stack, req.owner))) continue;
+          // One whose earlier hold was taken over: its own check plans it, and says so.
+          if (claims.some((c) => c.takenFrom === `${opts.stack} ${req.owner}`)) continue;
           try {
             await plan(req, claims);
           } catch (e) {
@@ -292,7 +310,9 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
                 `(its hold lapsed); run the update again to plan another`,
             );
           }
-          await put(ip, c, { state: "claim", stack: opts.stack, owner, seq: planned.seq, expires: 0 });
+          const takenFrom = c && !ownedBy(c, opts.stack, owner) ? `${c.stack} ${c.owner}` : c?.takenFrom;
+          const claim = { state: "claim" as const, stack: opts.stack, owner, seq: planned.seq, expires: 0 };
+          await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim);
         }
       }),
 

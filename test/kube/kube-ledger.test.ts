@@ -102,22 +102,29 @@ describe("kubeLedger", () => {
     expect(err?.message).toContain(`${urn("a")} of stack o/p/a`);
   });
 
-  it("a lapsed hold is taken over; its owner's create then fails naming the new holder", async () => {
+  it("a lapsed hold is taken over; its owner's create fails naming the new holder, its next plan says so once", async () => {
     const pool = uniqueName("p");
     const a = ledger("o/p/a", pool, { holdDuration: 1 });
-    const req = { pool: "x", owner: urn("a"), choose: choose("10.1.0.0/30") }; // one address: .2
-    const planned = await a.plan(req);
+    const req = { pool: "x", owner: urn("a"), choose: choose("10.1.0.0/29") };
+    const planned = await a.plan(req); // as at preview
+    expect(planned.ips).toEqual(["10.1.0.2"]);
     await new Promise((r) => setTimeout(r, 20));
     const b = ledger("o/p/b", pool);
     const taken = await b.plan({ ...req, owner: urn("b") });
     expect(taken.ips).toEqual(planned.ips);
     await b.reserve("x", urn("b"), taken);
+    expect((await b.store.read("10.1.0.2"))?.takenFrom).toBe(`o/p/a ${urn("a")}`);
     const err = await errorOf(a.reserve("x", req.owner, planned));
     expect(err?.code).toBe("IP_UNAVAILABLE");
     expect(err?.message).toContain(`taken by ${urn("b")} of stack o/p/b`);
     expect((await b.store.read("10.1.0.2"))?.owner).toBe(urn("b"));
-    const exhausted = await errorOf(a.plan(req));
-    expect(exhausted?.code).toBe("POOL_EXHAUSTED");
+    // The next check fails naming the taker, and holds another address for the one after it.
+    const again = await errorOf(a.plan(req));
+    expect(again?.code).toBe("IP_UNAVAILABLE");
+    expect(again?.message).toMatch(
+      /10\.1\.0\.2 .* was taken by .* of stack o\/p\/b .*10\.1\.0\.3 is held for it now/,
+    );
+    expect((await a.plan(req)).ips).toEqual(["10.1.0.3"]);
   });
 
   it("retries a write that meets a stale resourceVersion (forced), and gives up with CONFLICT", async () => {
