@@ -6,7 +6,7 @@ import { ClaimStore, describeHolder, isLive, ownedBy, type Claim, type ClaimFiel
 import type { Ledger, Plan, PlanRequest } from "./ledger";
 import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "./locker";
-import { shared } from "./process-registry";
+import { batched } from "./plan-batch";
 
 /** Where a shared pool lives: the pool option `ledger` with durations in milliseconds. */
 export interface KubeLedgerConfig {
@@ -46,51 +46,6 @@ export interface KubeLedger extends Ledger {
   stack: string;
   /** `pool "<name>" (namespace "<ns>")`, for messages. */
   what: string;
-}
-
-interface Queued {
-  list: () => Promise<Claim[]>;
-  run: (claims: Claim[]) => Promise<Plan>;
-  resolve: (p: Plan) => void;
-  reject: (e: unknown) => void;
-}
-
-/**
- * Plans requests of one pool that arrive while another is being planned in one batch: one list
- * from the API server per batch, under the Lease and this process's lock, kept current with the
- * batch's own writes (the lock keeps other planners out; a write that still loses a race — a 409 —
- * lists again). A deployment's checks arrive together, so this saves a list per address.
- */
-function batched(
-  key: string,
-  locked: <T>(fn: () => Promise<T>) => Promise<T>,
-  item: Omit<Queued, "resolve" | "reject">,
-): Promise<Plan> {
-  const q = shared("kube-plan-queue", key, () => ({ pending: [] as Queued[], draining: false }));
-  return new Promise<Plan>((resolve, reject) => {
-    q.pending.push({ ...item, resolve, reject });
-    if (q.draining) return;
-    q.draining = true;
-    void (async () => {
-      for (;;) {
-        // Checked and cleared in one step, so a request queued meanwhile is never left behind.
-        if (q.pending.length === 0) return void (q.draining = false);
-        const batch = q.pending.splice(0);
-        await locked(async () => {
-          let claims: Claim[] | undefined;
-          for (const queued of batch) {
-            try {
-              claims ??= await queued.list();
-              queued.resolve(await queued.run(claims));
-            } catch (e) {
-              queued.reject(e);
-              claims = undefined; // list again: the failure may have left the list stale
-            }
-          }
-        }).catch((e: unknown) => batch.forEach((queued) => queued.reject(e)));
-      }
-    })();
-  });
 }
 
 /** Default hold lifetime: a preview's addresses stay held this long for the `up` that follows. */
