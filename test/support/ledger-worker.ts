@@ -17,9 +17,9 @@ export class LedgerWorker {
   private readonly child: ChildProcess;
   readonly exited: Promise<void>;
 
-  private constructor(context: string) {
+  private constructor(context: string, kubeconfig: string | undefined) {
     this.child = spawn(process.execPath, [script], {
-      env: { ...process.env, KUBECONFIG: process.env.EGRESS_IPAM_KUBECONFIG, KUBE_CONTEXT: context },
+      env: { ...process.env, KUBECONFIG: kubeconfig, KUBE_CONTEXT: context },
       stdio: ["pipe", "pipe", "inherit"],
     });
     readline.createInterface({ input: this.child.stdout! }).on("line", (line) => {
@@ -30,9 +30,12 @@ export class LedgerWorker {
     this.exited = new Promise((resolve) => this.child.once("exit", () => resolve()));
   }
 
-  /** Starts a worker and waits until it is ready. */
-  static async start(context = "admin@test"): Promise<LedgerWorker> {
-    const w = new LedgerWorker(context);
+  /** Starts a worker (on the test cluster unless another kubeconfig is given) and waits until it is ready. */
+  static async start(
+    context = "admin@test",
+    kubeconfig = process.env.EGRESS_IPAM_KUBECONFIG,
+  ): Promise<LedgerWorker> {
+    const w = new LedgerWorker(context, kubeconfig);
     await new Promise<WorkerReply>((resolve) => w.replies.push(resolve));
     return w;
   }
