@@ -48,14 +48,9 @@ export function ocpDynamicProvisioner(
     const eligible = await nodes.eligible(zone, signal);
     if (eligible.length === 0) throw await nodes.noHost(zone, undefined, signal);
     const view = await planner.egressView();
-    if (cidrs.length === 0) {
-      if (namespace && !view.netNamespaces.has(namespace)) {
-        throw new Error(
-          `NetNamespace ${namespace} does not exist on ${kube.server} (context "${kube.context}"): create namespace ${namespace} first`,
-        );
-      }
-      return automaticHost;
-    }
+    // An EgressIp's address is placed by the SDN master; its NetNamespace may not exist yet (a
+    // namespace created in the same deployment): the write waits for it.
+    if (cidrs.length === 0) return automaticHost;
     const withSubnet = eligible.filter((n) => view.hostSubnets.has(n.name));
     if (withSubnet.length === 0) {
       const skipped = new Map(

@@ -8,7 +8,7 @@ import { addressesWithin, readEgressView, viewAddresses, type EgressView } from 
 import type { KubeNode } from "./kube-nodes";
 import { plannerFor, type Placements } from "./kube-placement";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
-import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
+import { refuseForeignSdn, sdnWrites, waitForNetNamespace } from "./sdn-writes";
 
 /** The instance ID in an AWS providerID (`aws:///us-east-1a/i-0abc` → `i-0abc`). */
 export function awsInstanceId(providerID: string | undefined): string | undefined {
@@ -74,19 +74,14 @@ export function ocpStaticProvisioner(
   };
 
   const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
+    // A namespace without a NetNamespace yet (created in the same deployment) holds no addresses;
+    // the write waits for the SDN master to make it.
     const view = await planner.egressView();
-    if (namespace && !view.netNamespaces.has(namespace)) throw missingNetNamespace(namespace);
     return planner.choose(
       { zone, ip, namespace, unusable: unusable(view), placements: sdnPlacements(view) },
       signal,
     );
   };
-
-  const missingNetNamespace = (name: string) =>
-    new Error(
-      `NetNamespace ${name} does not exist on ${kube.server} (context "${kube.context}"): OpenShift SDN makes one ` +
-        `for every namespace; create namespace ${name} first, or use the ovn provisioner if the cluster runs OVN-Kubernetes`,
-    );
 
   const { onHostSubnet, offHostSubnet, onNetNamespace, offNetNamespace } = sdnWrites(kube);
   const refuseForeign = refuseForeignSdn;
@@ -131,8 +126,11 @@ export function ocpStaticProvisioner(
     async addSpecifiedIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`putting ${ip} on node ${host}`);
-      const view = await readEgressView(kube);
-      if (!view.netNamespaces.has(name)) throw missingNetNamespace(name);
+      let view = await readEgressView(kube);
+      if (!view.netNamespaces.has(name)) {
+        await waitForNetNamespace(kube, name, signal);
+        view = await readEgressView(kube);
+      }
       refuseForeign(ip, host, name, view);
       await place(ip, host, name, view, signal);
       planner.record(ip, host, name);

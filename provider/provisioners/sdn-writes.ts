@@ -1,4 +1,5 @@
 import type { KubeClients } from "../kube/kube-config";
+import { readObject } from "../kube/object-edit";
 import { adding, editAddressList, removing } from "./kube-address-lists";
 import { hostSubnetRef, netNamespaceRef, type EgressView } from "./kube-egress-view";
 
@@ -17,10 +18,38 @@ export interface SdnWrites {
   ): Promise<void>;
   /** Takes `ip` off the node's HostSubnet; an absent HostSubnet or address is fine. */
   offHostSubnet(ip: string, host: string, signal?: AbortSignal): Promise<void>;
-  /** Puts `ip` on the namespace's NetNamespace.egressIPs. */
+  /** Puts `ip` on the namespace's NetNamespace.egressIPs, waiting for it as {@link waitForNetNamespace}. */
   onNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
   /** Takes `ip` off the namespace's NetNamespace; an absent NetNamespace or address is fine. */
   offNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Waits until the namespace's NetNamespace exists: the SDN master makes one for every new
+ * namespace a moment after it appears (e.g. a Namespace created in the same deployment).
+ * @throws Error naming the namespace and the server when none came within `waitMs` (default 60 s).
+ */
+export async function waitForNetNamespace(
+  kube: KubeClients,
+  namespace: string,
+  signal?: AbortSignal,
+  waitMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  while (!(await readObject(kube, netNamespaceRef(namespace)))) {
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `NetNamespace ${namespace} does not exist on ${kube.server} (context "${kube.context}") after ${waitMs / 1000} s: ` +
+          `OpenShift SDN makes one for every namespace; create namespace ${namespace} first, or use the ovn ` +
+          `provisioner if the cluster runs OVN-Kubernetes`,
+      );
+    }
+    await new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const t = setTimeout(resolve, 500);
+      signal?.addEventListener("abort", () => (clearTimeout(t), reject(signal.reason)), { once: true });
+    });
+  }
 }
 
 /** {@link SdnWrites} through the cluster's clients. */
@@ -62,8 +91,9 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
         undefined,
         signal,
       ),
-    onNetNamespace: (ip, namespace, signal) =>
-      editAddressList(
+    onNetNamespace: async (ip, namespace, signal) => {
+      await waitForNetNamespace(kube, namespace, signal);
+      await editAddressList(
         kube,
         netNamespaceRef(namespace),
         "egressIPs",
@@ -72,7 +102,8 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
         `OpenShift SDN makes one for every namespace: create namespace ${namespace} first`,
         undefined,
         signal,
-      ),
+      );
+    },
     offNetNamespace: (ip, namespace, signal) =>
       editAddressList(
         kube,

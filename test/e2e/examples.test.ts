@@ -2,6 +2,7 @@
 // folder with the Node.js language host, this package installed from its packed tarball, the test
 // cluster's kubeconfig where it talks to Kubernetes — it must preview the addresses `up` assigns,
 // apply, stay still on a second `up`, apply each step, and destroy without leaving anything behind.
+import type { KubernetesObject } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ExampleProject,
@@ -91,13 +92,55 @@ function clusterNodes(project: string, hostSubnets: boolean): ExampleSpec["prepa
     };
     // The zones of the sample config (steps add none).
     await ensureNodes(["zone-a", "zone-b"].map((z) => `${z}-${run}`));
+    const sdnMaster = hostSubnets ? netNamespacesFor(run) : undefined;
     return {
       config,
       cleanup: async () => {
+        await sdnMaster?.stop();
         await deleteClusterObjects("v1", "Node", nodes);
         if (hostSubnets) await deleteClusterObjects("network.openshift.io/v1", "HostSubnet", nodes);
       },
     };
+  };
+}
+
+/**
+ * What the OpenShift SDN master does that the test cluster lacks: a NetNamespace for every new
+ * namespace (here: those of this run, named `*-<run>`), polled every 200 ms until stopped.
+ */
+function netNamespacesFor(run: string): { stop: () => Promise<void> } {
+  const made = new Set<string>();
+  let netid = 1000 + (parseInt(run.slice(-3), 16) % 1000) * 1000;
+  let stopped = false;
+  const loop = (async () => {
+    while (!stopped) {
+      // A failed round (the API server busy or restarting) is simply the next round's work.
+      await kube()
+        .core.listNamespace()
+        .then(async ({ items }) => {
+          for (const ns of items) {
+            const name = ns.metadata?.name ?? "";
+            if (!name.endsWith(`-${run}`) || made.has(name) || ns.status?.phase === "Terminating") continue;
+            await kube().objects.create({
+              apiVersion: "network.openshift.io/v1",
+              kind: "NetNamespace",
+              metadata: { name },
+              netname: name,
+              netid: netid++,
+            } as KubernetesObject);
+            made.add(name);
+          }
+        })
+        .catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await deleteClusterObjects("network.openshift.io/v1", "NetNamespace", [...made]);
+    },
   };
 }
 
@@ -118,6 +161,13 @@ function ledgerNamespace(project: string): ExampleSpec["prepare"] {
 const specs: Record<string, ExampleSpec> = {
   quickstart: { stacks: ["dev"] },
   "egress-ips": { stacks: ["dev"] },
+  "openshift-sdn": {
+    // The same tenants in manual and automatic mode: OpenShift SDN never mixes the two on a Node.
+    stacks: ["dev", "dynamic"],
+    oneAtATime: true,
+    kube: true,
+    prepare: clusterNodes("egress-ipam-openshift-sdn", true),
+  },
   ovn: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-ovn", false) },
   "shared-pool": {
     stacks: ["team-a", "team-b"],
