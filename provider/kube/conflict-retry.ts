@@ -1,4 +1,5 @@
 import { IpamError } from "../allocator/ipam-error";
+import { sleep } from "../provisioners/aws-retry";
 import { isConflict } from "./kube-errors";
 
 /** How often and how long a read-modify-write is retried when the API server answers 409. */
@@ -39,12 +40,7 @@ export async function retryOnConflict<T>(
             `another writer is updating it constantly: try again, or find that writer`,
         );
       }
-      const wait = Math.random() * Math.min(p.maxMs, p.baseMs * 2 ** (n - 1));
-      await new Promise<void>((resolve, reject) => {
-        if (signal?.aborted) return reject(signal.reason);
-        const t = setTimeout(resolve, wait);
-        signal?.addEventListener("abort", () => (clearTimeout(t), reject(signal.reason)), { once: true });
-      });
+      await sleep(Math.random() * Math.min(p.maxMs, p.baseMs * 2 ** (n - 1)), signal);
     }
   }
 }

@@ -1,5 +1,6 @@
 import type { KubeClients } from "../kube/kube-config";
 import { readObject } from "../kube/object-edit";
+import { sleep } from "./aws-retry";
 import { adding, editAddressList, removing } from "./kube-address-lists";
 import { hostSubnetRef, netNamespaceRef, type EgressView } from "./kube-egress-view";
 
@@ -44,11 +45,7 @@ export async function waitForNetNamespace(
           `provisioner if the cluster runs OVN-Kubernetes`,
       );
     }
-    await new Promise<void>((resolve, reject) => {
-      if (signal?.aborted) return reject(signal.reason);
-      const t = setTimeout(resolve, 500);
-      signal?.addEventListener("abort", () => (clearTimeout(t), reject(signal.reason)), { once: true });
-    });
+    await sleep(500, signal);
   }
 }
 
