@@ -1,5 +1,6 @@
 import { AddressSet, freeCount } from "../allocator";
 import { PoolDefinitions } from "../state/pool-definition";
+import { poolDefinition } from "./canonical-definition";
 import type { ProviderImpl } from "./index";
 import { ledgerFor, resolveLedger } from "./pool-ledger";
 import {
@@ -57,18 +58,6 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
     .sort();
 }
 
-/** The canonical definition of a pool, as shared pools store and compare it. */
-function definitionOf(pool: ResolvedPool): string {
-  const sorted = (xs: string[]) => [...xs].sort();
-  return JSON.stringify({
-    ranges: canonicalRanges(pool),
-    exclude: sorted(pool.exclude),
-    reserved: sorted(pool.reserved),
-    strategy: pool.strategy,
-    ...(pool.node ? { node: pool.node } : {}),
-  });
-}
-
 /**
  * For a shared pool: makes the stored definition agree with this pool's (writing it when the pool
  * is new to the ledger; replacing it when `olds` had the stored one, i.e. an explicit update).
@@ -77,8 +66,8 @@ async function agreeDefinition(props: Props, pool: ResolvedPool, olds?: Props): 
   const { config } = resolveLedger(props.ledger);
   if (!config) return;
   const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(specOf(olds)).pool : undefined;
-  const mine = { definition: definitionOf(pool), stack: String(props.stack), owner: String(props.poolId) };
-  await new PoolDefinitions(config).agree(mine, previous && definitionOf(previous));
+  const mine = { definition: poolDefinition(pool), stack: String(props.stack), owner: String(props.poolId) };
+  await new PoolDefinitions(config).agree(mine, previous && poolDefinition(previous));
 }
 
 function outputsOf(props: Props, pool: ResolvedPool) {
