@@ -94,7 +94,8 @@ export async function checkStack(
       const why = e instanceof Error ? e.message : String(e);
       throw new CliError(
         `cannot ask the ${describe(config)} provisioner what is on its hosts: ${why.replace(/\s*\n\s*/g, " ")}; ` +
-          `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain), then run check again`,
+          `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +
+          `Kubernetes: the kubeconfig of KUBECONFIG or ~/.kube/config and the provisioner's context), then run check again`,
         exitCodes.unreachable,
       );
     });
@@ -124,9 +125,15 @@ export async function checkStack(
   return result;
 }
 
-/** `aws us-east-1 at http://127.0.0.1:5000`: how messages name a provisioner config. */
+/** `aws (us-east-1 at http://127.0.0.1:5000)`, `ovn (context admin@test)`: how messages name a provisioner config. */
 export function describe(config: ProvisionerConfig): string {
   const c = config as unknown as Record<string, unknown>;
-  const where = [c.region, c.endpoint ? `at ${String(c.endpoint)}` : undefined].filter(Boolean).join(" ");
+  const where = [
+    c.region,
+    c.endpoint ? `at ${String(c.endpoint)}` : undefined,
+    c.context ? `context ${String(c.context)}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(" ");
   return where ? `${config.kind} (${where})` : config.kind;
 }

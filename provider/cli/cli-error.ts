@@ -8,7 +8,7 @@ export const exitCodes = {
   drift: 1,
   /** A usage or user error: bad option, unknown stack, unreadable checkpoint. */
   usage: 2,
-  /** A provisioner could not be asked (endpoint unreachable, credentials refused). */
+  /** A provisioner or a shared pool's ledger could not be asked (endpoint unreachable, credentials refused). */
   unreachable: 3,
 } as const;
 

@@ -40,7 +40,7 @@ export interface DriftInput {
 /**
  * Compares state with what a provisioner sees: **leaked** (on a host, inside a pool, held by nobody
  * in state), **missing** (in state, on no host), **misplaced** (on another host than state says;
- * copies on extra hosts count too). Findings come in address order, each with its fix.
+ * copies on extra hosts count too; one the platform has not placed yet is where state says). Findings come in address order, each with its fix.
  */
 export function findDrift(input: DriftInput): Finding[] {
   const refreshUp = [`pulumi refresh --stack ${input.stack}`, `pulumi up --stack ${input.stack}`];
@@ -55,10 +55,12 @@ export function findDrift(input: DriftInput): Finding[] {
       findings.push({ kind: "missing", ip: s.ip, expectedHost: s.host, urn: s.urn, fix: refreshUp });
       continue;
     }
-    const isExpected = (p: Placement) => p.host === s.host || (p.aliases ?? []).includes(s.host);
+    const isExpected = (p: Placement) =>
+      p.awaitingHost === true || p.host === s.host || (p.aliases ?? []).includes(s.host);
     for (const p of where.filter((p) => !isExpected(p))) {
-      // Off the wrong host first: placing it on the right one would find it in use there.
-      const fix = [removal(p), ...refreshUp];
+      // Off the wrong host first: placing it on the right one would find it in use there. Where
+      // the platform moves addresses itself, state only has to learn where it went.
+      const fix = p.platformPlaced ? [refreshUp[0]!] : [removal(p), ...refreshUp];
       findings.push({
         kind: "misplaced",
         ip: s.ip,

@@ -17,6 +17,8 @@ export interface Holder {
   ip: string;
   /** URN of the holding resource. */
   owner: string;
+  /** Its stack, for a shared pool's holders (they come from several stacks). */
+  stack?: string;
   state: HoldState;
   /** The deployment (stack version) that created the holder, when the checkpoint and history tell. */
   sinceVersion?: number;
@@ -97,7 +99,7 @@ export function poolUsages(
   const holders = holdersByPool(snapshot);
   return stackPools(snapshot)
     .filter(({ id }) => select(id.split("::").pop()!, id))
-    .map(({ id, pool }) => usage(id, pool, holders.get(id) ?? [], shape))
+    .map(({ id, pool }) => usage(id, id.split("::").pop()!, pool, holders.get(id) ?? [], shape))
     .sort((a, b) => a.name.localeCompare(b.name) || a.pool.localeCompare(b.pool));
 }
 
@@ -127,14 +129,27 @@ function holdersByPool(snapshot: StackSnapshot): Map<string, Holder[]> {
   return byPool;
 }
 
-function compareAddresses(a: string, b: string): number {
+/** Orders addresses: IPv4 before IPv6, then by value. */
+export function compareAddresses(a: string, b: string): number {
   const x = parseAddress(a);
   const y = parseAddress(b);
   if (x.family !== y.family) return x.family - y.family;
   return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
 }
 
-function usage(id: string, pool: ResolvedPool, holders: Holder[], shape: MapShape): PoolUsage {
+/**
+ * The usage of one pool from its holders: counts, ranges and the map.
+ * @param id - the pool's identity (URN, or `kubernetes:<namespace>/<name>` for a shared pool).
+ * @param name - what the report calls it (a logical or ledger name).
+ * @param holders - sorted by address.
+ */
+export function usage(
+  id: string,
+  name: string,
+  pool: ResolvedPool,
+  holders: Holder[],
+  shape: MapShape = defaultShape,
+): PoolUsage {
   const held = new AddressSet(holders.filter((h) => h.state !== "planned").map((h) => h.ip));
   const planned = new AddressSet(
     holders.filter((h) => h.state === "planned" && !held.has(h.ip)).map((h) => h.ip),
@@ -171,7 +186,7 @@ function usage(id: string, pool: ResolvedPool, holders: Holder[], shape: MapShap
   );
   return {
     pool: id,
-    name: id.split("::").pop()!,
+    name,
     ranges: pool.rangeSets.flatMap((set) =>
       [...set].map((r) => ({
         subnet: r.subnet,

@@ -10,33 +10,49 @@ import type { Style } from "./style";
 
 /** Options of `report`. */
 export interface ReportOptions {
-  /** Only the pool with this logical name or URN. */
-  pool?: string;
   /** Also write the map as an SVG file here. */
   svg?: string;
   json?: boolean;
 }
 
+/** What a report covers: a stack's pools, or one shared pool's ledger. */
+export interface ReportScope {
+  kind: "stack" | "ledger";
+  /** `<org>/<project>/<stack>`, or `kubernetes:<namespace>/<name>`. */
+  name: string;
+}
+
 /**
- * The report of a stack's pools: the text (or JSON document) to print, after writing the SVG when
- * asked for.
- * @throws CliError naming the pool when `--pool` matches none, or the file when the SVG cannot be written.
+ * The pools of a stack with their usage: all of them, or the one `pool` names (logical name or URN).
+ * @throws CliError naming the pool and listing the stack's pools when `pool` matches none.
  */
-export function report(snapshot: StackSnapshot, options: ReportOptions, style: Style): string {
-  const usages = poolUsages(
-    snapshot,
-    (name, urn) => options.pool === undefined || options.pool === name || options.pool === urn,
-  );
-  if (options.pool !== undefined && usages.length === 0) {
+export function stackUsages(snapshot: StackSnapshot, pool?: string): PoolUsage[] {
+  const usages = poolUsages(snapshot, (name, urn) => pool === undefined || pool === name || pool === urn);
+  if (pool !== undefined && usages.length === 0) {
     const names = poolUsages(snapshot).map((u) => u.name);
     throw new CliError(
-      `stack "${snapshot.stack}" has no pool named "${options.pool}"; ` +
+      `stack "${snapshot.stack}" has no pool named "${pool}"; ` +
         (names.length > 0 ? `its pools: ${names.join(", ")}` : "it has no IpPool at all"),
     );
   }
+  return usages;
+}
+
+/**
+ * The report of some pools: the text (or JSON document) to print, after writing the SVG when
+ * asked for.
+ * @throws CliError naming the file when the SVG cannot be written.
+ */
+export function report(
+  scope: ReportScope,
+  usages: PoolUsage[],
+  options: ReportOptions,
+  style: Style,
+): string {
+  const title = `${scope.kind} ${scope.name}`;
   if (options.svg !== undefined) {
     try {
-      fs.writeFileSync(options.svg, poolsSvg(snapshot.stack, usages));
+      fs.writeFileSync(options.svg, poolsSvg(title, usages));
     } catch (e) {
       const why = (e as NodeJS.ErrnoException).code ?? String(e);
       throw new CliError(
@@ -44,15 +60,15 @@ export function report(snapshot: StackSnapshot, options: ReportOptions, style: S
       );
     }
   }
-  if (options.json) return JSON.stringify(reportJson(snapshot.stack, usages, options.svg), null, 2);
-  if (usages.length === 0) return `stack ${snapshot.stack} has no IpPool`;
+  if (options.json) return JSON.stringify(reportJson(scope, usages, options.svg), null, 2);
+  if (usages.length === 0) return `${title} has no IpPool`;
   const parts = usages.map((u) => poolText(u, style));
   if (options.svg !== undefined) parts.push(`map written to ${options.svg}`);
   return parts.join("\n\n");
 }
 
 /** The JSON document of `report --json`: counts as decimal strings, map rows as glyph strings. */
-function reportJson(stack: string, usages: PoolUsage[], svg: string | undefined) {
+function reportJson(scope: ReportScope, usages: PoolUsage[], svg: string | undefined) {
   const legend = Object.fromEntries(cellStates.map((s) => [cellLook[s].glyph, s]));
   const map = (m: SubnetMap) => ({
     ...m,
@@ -61,7 +77,7 @@ function reportJson(stack: string, usages: PoolUsage[], svg: string | undefined)
     ),
   });
   return {
-    stack,
+    [scope.kind]: scope.name,
     legend,
     pools: usages.map((u) => ({ ...u, maps: u.maps.map(map) })),
     ...(svg !== undefined ? { svg } : {}),

@@ -19,13 +19,13 @@ export function xmlEscape(text: string): string {
 }
 
 /**
- * The maps of the pools as one standalone SVG document (the same cells as the terminal map),
+ * The maps of the pools of `scope` (`stack <name>` or `ledger <id>`) as one standalone SVG document (the same cells as the terminal map),
  * for a wiki page. Every cell is a `<rect>` with `class="cell <state>"`, `data-state`,
  * `data-first` (its first address) and `data-count` (addresses in the cell), and a `<title>`
  * tooltip naming the holder of a single held address. Fills are attributes, so the picture keeps
  * its colours where a wiki strips `<style>`.
  */
-export function poolsSvg(stack: string, usages: PoolUsage[]): string {
+export function poolsSvg(scope: string, usages: PoolUsage[]): string {
   const body: string[] = [];
   let y = line;
   let width = 0;
@@ -33,7 +33,7 @@ export function poolsSvg(stack: string, usages: PoolUsage[]): string {
     body.push(`<text class="${cls}" x="${x}" y="${y}"${extra}>${xmlEscape(t)}</text>`);
     width = Math.max(width, x + t.length * charWidth);
   };
-  text(0, `IP pools of stack ${stack}`, "title", ' font-weight="bold"');
+  text(0, `IP pools of ${scope}`, "title", ' font-weight="bold"');
   for (const u of usages) {
     y += line * 1.5;
     body.push(`<g class="pool" data-pool="${xmlEscape(u.pool)}">`);
@@ -94,7 +94,7 @@ export function poolsSvg(stack: string, usages: PoolUsage[]): string {
     '<?xml version="1.0" encoding="UTF-8"?>',
     `<svg xmlns="http://www.w3.org/2000/svg" width="${w}" height="${h}" viewBox="0 0 ${w} ${h}" ` +
       `font-family="ui-monospace, Menlo, Consolas, monospace" font-size="11">`,
-    `<title>${xmlEscape(`IP pools of stack ${stack}`)}</title>`,
+    `<title>${xmlEscape(`IP pools of ${scope}`)}</title>`,
     `<rect width="100%" height="100%" fill="#ffffff"/>`,
     `<g transform="translate(4 0)">`,
     ...body,

@@ -75,8 +75,16 @@ export function legendText(style: Style): string {
 /** The holders as a table, or a line saying there are none. */
 function holdersText(holders: Holder[]): string[] {
   if (holders.length === 0) return ["  holders: none"];
-  const rows = holders.map((h) => [h.ip, h.state, sinceText(h), h.owner]);
-  const head = ["ADDRESS", "STATE", "SINCE", "HOLDER (URN)"];
+  // A shared pool's holders come from several stacks.
+  const stacks = holders.some((h) => h.stack !== undefined);
+  const rows = holders.map((h) => [
+    h.ip,
+    h.state,
+    sinceText(h),
+    ...(stacks ? [h.stack ?? "-"] : []),
+    h.owner,
+  ]);
+  const head = ["ADDRESS", "STATE", "SINCE", ...(stacks ? ["STACK"] : []), "HOLDER (URN)"];
   const widths = head.map((t, i) => Math.max(t.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) =>
     `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")}`;

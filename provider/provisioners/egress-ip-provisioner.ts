@@ -6,6 +6,16 @@ export interface Placement {
   host: string;
   /** Other names of the same host (AWS: its private DNS name), so a host named either way in state matches. */
   aliases?: string[];
+  /**
+   * The platform has the address but has not put it on a host yet (OVN: in `spec.egressIPs`, not
+   * yet in `status.items`): it is where state says, whichever host that is.
+   */
+  awaitingHost?: boolean;
+  /**
+   * The platform, not this package, chose the host (OVN: ovnkube's `status.items`): on another host
+   * than state says, `pulumi refresh` records where it is; nothing is taken off the host.
+   */
+  platformPlaced?: boolean;
   /** A command that takes the address off the host by hand, for a user removing a leaked address. */
   removeCommand?: string;
 }
@@ -56,7 +66,8 @@ export interface EgressIPProvisioner {
   hostServes?(host: string, failureDomain: string, signal?: AbortSignal): Promise<boolean>;
   /**
    * Optional, read only: every egress-capable address inside `cidrs` that the provisioner sees on a
-   * host (AWS: the secondary private IPs of instances' interfaces; a primary IP is the host's own).
+   * host (AWS: the secondary private IPs of instances' interfaces; a primary IP is the host's own;
+   * Kubernetes: HostSubnet, NetNamespace or EgressIP entries, as the kind writes them).
    * `pulumi-egress-ipam check` compares it with state to find leaked, missing and misplaced addresses.
    */
   placements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;

@@ -2,6 +2,7 @@ import { canonicalAddress, canonicalCidr } from "../allocator";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
 import { editAddressList } from "./kube-address-lists";
 import { addressesWithin, hostSubnetRef, readEgressView, viewAddresses } from "./kube-egress-view";
+import { netNamespacePlacements } from "./kube-host-placements";
 import { plannerFor } from "./kube-placement";
 import type { OcpDynamicProvisionerConfig } from "./kube-provisioner-config";
 import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
@@ -126,5 +127,7 @@ export function ocpDynamicProvisioner(
     async usedAddresses(within) {
       return addressesWithin(viewAddresses(await readEgressView(kube)), within);
     },
+
+    placements: (within) => netNamespacePlacements(kube, within, automaticHost),
   };
 }

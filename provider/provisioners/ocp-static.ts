@@ -4,6 +4,7 @@ import { shared } from "../state/process-registry";
 import { awsProvisioner } from "./aws-provisioner";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
 import { compensated } from "./kube-address-lists";
+import { hostSubnetPlacements } from "./kube-host-placements";
 import { addressesWithin, readEgressView, viewAddresses, type EgressView } from "./kube-egress-view";
 import type { KubeNode } from "./kube-nodes";
 import { plannerFor, type Placements } from "./kube-placement";
@@ -214,6 +215,8 @@ export function ocpStaticProvisioner(
       const inCloud = cloud?.usedAddresses ? await cloud.usedAddresses(cidrs, signal) : [];
       return addressesWithin([...seen, ...inCloud], cidrs);
     },
+
+    placements: (cidrs) => hostSubnetPlacements(kube, cidrs),
   };
 }
 

@@ -9,6 +9,7 @@ import {
   viewAddresses,
   type EgressView,
 } from "./kube-egress-view";
+import { egressIpPlacements } from "./kube-host-placements";
 import { plannerFor, type KubePlanner, type Placements } from "./kube-placement";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
 
@@ -218,5 +219,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: stri
     async usedAddresses(cidrs) {
       return addressesWithin(viewAddresses(await readEgressView(kube)), cidrs);
     },
+
+    placements: (cidrs) => egressIpPlacements(kube, cidrs),
   };
 }

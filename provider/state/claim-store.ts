@@ -27,6 +27,8 @@ export interface Claim {
   refs?: string[];
   /** `<stack> <urn>` of the owner whose lapsed hold this object took over, if it did. */
   takenFrom?: string;
+  /** When the object was created (RFC 3339), as the API server says. */
+  created?: string;
   /** For preconditions: the object's resourceVersion and uid as read. */
   resourceVersion: string;
   uid: string;
@@ -197,6 +199,8 @@ export function parseClaim(cm: k8s.V1ConfigMap): Claim | undefined {
     resourceVersion: cm.metadata?.resourceVersion ?? "",
     uid: cm.metadata?.uid ?? "",
   };
+  const created = cm.metadata?.creationTimestamp as Date | string | undefined;
+  if (created) c.created = new Date(created).toISOString();
   if (d.nodeId !== undefined) c.nodeId = d.nodeId;
   if (d.takenFrom !== undefined) c.takenFrom = d.takenFrom;
   if (d.refs !== undefined) {

@@ -56,6 +56,24 @@ describe("findDrift", () => {
       [on("10.0.1.7", "i-a")],
       [{ kind: "leaked", ip: "10.0.1.7", actualHost: "i-a", fix: ["rm 10.0.1.7 i-a"] }],
     ],
+    [
+      "not missing: the platform has it and has not placed it yet (OVN without status)",
+      [state("10.0.1.4", "node-a")],
+      [on("10.0.1.4", "(not placed yet)", { awaitingHost: true, platformPlaced: true })],
+      [],
+    ],
+    [
+      "misplaced by the platform: refresh records where it went, nothing is taken off",
+      [state("10.0.1.4", "node-a")],
+      [on("10.0.1.4", "node-b", { platformPlaced: true })],
+      [{ kind: "misplaced", expectedHost: "node-a", actualHost: "node-b", fix: [refreshUp[0]] }],
+    ],
+    [
+      "leaked although the platform placed it: taken off with its command",
+      [],
+      [on("10.0.1.7", "node-b", { platformPlaced: true })],
+      [{ kind: "leaked", ip: "10.0.1.7", fix: ["rm 10.0.1.7 node-b"] }],
+    ],
     ["not leaked: held by an allocation of the stack", [], [on("10.0.1.9", "i-a")], []],
     [
       "not leaked: outside the pool (an AWS-reserved or foreign address)",
