@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node";
 import { IpamError } from "../allocator/ipam-error";
+import { retryingThrottled } from "./throttle-retry";
 import { shared } from "../state/process-registry";
 
 // @kubernetes/client-node is an ES module (require() of it works from Node 22.12 on) and takes a
@@ -85,9 +86,10 @@ export function kubeClients(context?: string): KubeClients {
     const config = loadKubeConfig(context);
     return {
       config,
-      objects: k.KubernetesObjectApi.makeApiClient(config),
-      core: config.makeApiClient(k.CoreV1Api),
-      coordination: config.makeApiClient(k.CoordinationV1Api),
+      // Every call retries the API server's 429 (throttled, or CRD storage still initializing).
+      objects: retryingThrottled(k.KubernetesObjectApi.makeApiClient(config)),
+      core: retryingThrottled(config.makeApiClient(k.CoreV1Api)),
+      coordination: retryingThrottled(config.makeApiClient(k.CoordinationV1Api)),
       context: config.getCurrentContext(),
       server: config.getCurrentCluster()?.server ?? "(no server)",
     };
