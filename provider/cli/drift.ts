@@ -60,7 +60,7 @@ export function findDrift(input: DriftInput): Finding[] {
     for (const p of where.filter((p) => !isExpected(p))) {
       // Off the wrong host first: placing it on the right one would find it in use there. Where
       // the platform moves addresses itself, state only has to learn where it went.
-      const fix = p.platformPlaced ? [refreshUp[0]!] : [removal(p), ...refreshUp];
+      const fix = p.platformPlaced ? refreshUp : [p.offHostCommand ?? removal(p), ...refreshUp];
       findings.push({
         kind: "misplaced",
         ip: s.ip,

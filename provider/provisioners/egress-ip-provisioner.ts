@@ -13,11 +13,16 @@ export interface Placement {
   awaitingHost?: boolean;
   /**
    * The platform, not this package, chose the host (OVN: ovnkube's `status.items`): on another host
-   * than state says, `pulumi refresh` records where it is; nothing is taken off the host.
+   * than state says, `pulumi refresh` and `pulumi up` record where it is; nothing is taken off the host.
    */
   platformPlaced?: boolean;
   /** A command that takes the address off the host by hand, for a user removing a leaked address. */
   removeCommand?: string;
+  /**
+   * A command that takes the address off this host only, for a misplaced address whose other
+   * entries (OpenShift SDN: its NetNamespace) must stay; default {@link removeCommand}.
+   */
+  offHostCommand?: string;
 }
 
 /**

@@ -25,7 +25,10 @@ const netNamespaces = (kube: KubeClients) =>
     })),
   );
 
-/** Each address of `lists` inside `cidrs`, with the command removing it from every list that has it. */
+/**
+ * Each address of `lists` inside `cidrs`, with the command removing it from its list (off the host)
+ * and from every list of `alsoIn` that has it (a leaked address's other traces).
+ */
 function seenIn(
   lists: AddressListAt[],
   cidrs: string[],
@@ -35,15 +38,22 @@ function seenIn(
 ): Placement[] {
   return lists.flatMap((at) =>
     addressesWithin(listedAddresses(at), cidrs).map((ip) => {
-      const removal = [at, ...alsoIn].flatMap((l) => removalCommand(l, ip, context) ?? []);
-      return { ip, ...hostOf(at, ip), removeCommand: removal.join(" && ") };
+      const offHost = removalCommand(at, ip, context)!;
+      const traces = alsoIn.flatMap((l) => removalCommand(l, ip, context) ?? []);
+      return {
+        ip,
+        ...hostOf(at, ip),
+        removeCommand: [offHost, ...traces].join(" && "),
+        offHostCommand: offHost,
+      };
     }),
   );
 }
 
 /**
  * OpenShift SDN manual mode (`ocp-static`): an address on a node's `HostSubnet.egressIPs` is on that
- * node. Taking a leaked one off removes it from its NetNamespace too.
+ * node. Taking a leaked one off removes it from its NetNamespace too (a namespace whose egress IP
+ * is on no node has its egress traffic dropped); a misplaced one keeps its NetNamespace entry.
  */
 export async function hostSubnetPlacements(kube: KubeClients, cidrs: string[]): Promise<Placement[]> {
   const [subnets, spaces] = await Promise.all([hostSubnets(kube), netNamespaces(kube)]);

@@ -45,6 +45,12 @@ describe("findDrift", () => {
       ],
     ],
     [
+      "misplaced: only its off-host command, when the provisioner has one (SDN: the NetNamespace stays)",
+      [state("10.0.1.4", "node-a")],
+      [on("10.0.1.4", "node-b", { offHostCommand: "off 10.0.1.4 node-b" })],
+      [{ kind: "misplaced", fix: ["off 10.0.1.4 node-b", ...refreshUp] }],
+    ],
+    [
       "misplaced: a second copy on another host",
       [state("10.0.1.4", "i-a")],
       [on("10.0.1.4", "i-a"), on("10.0.1.4", "i-b")],
@@ -63,10 +69,10 @@ describe("findDrift", () => {
       [],
     ],
     [
-      "misplaced by the platform: refresh records where it went, nothing is taken off",
+      "misplaced by the platform: refresh and up record where it went, nothing is taken off",
       [state("10.0.1.4", "node-a")],
       [on("10.0.1.4", "node-b", { platformPlaced: true })],
-      [{ kind: "misplaced", expectedHost: "node-a", actualHost: "node-b", fix: [refreshUp[0]] }],
+      [{ kind: "misplaced", expectedHost: "node-a", actualHost: "node-b", fix: refreshUp }],
     ],
     [
       "leaked although the platform placed it: taken off with its command",

@@ -194,22 +194,45 @@ describe("pulumi-egress-ipam report, on a stack made by the engine", () => {
       ["report", "--stack", "STACK", "--pool", "nope"],
       /has no pool named "nope"; its pools: egress, v6/,
     ],
-    ["a missing --stack", ["report"], /required option '-s, --stack <org\/project\/stack>' not specified/],
+    [
+      "a missing --stack",
+      ["report"],
+      /give --stack <org\/project\/stack> \(or --ledger kubernetes:<namespace>\/<name>\)/,
+    ],
+    [
+      "--stack with --ledger",
+      ["report", "--stack", "STACK", "--ledger", "kubernetes:ipam/egress"],
+      /cannot be used with/,
+    ],
+    [
+      "a malformed --ledger",
+      ["report", "--ledger", "ipam/egress"],
+      /--ledger "ipam\/egress": give it as kubernetes:<namespace>\/<name>/,
+    ],
+    [
+      "a ledger name that is no DNS label",
+      ["report", "--ledger", "kubernetes:ipam/Egress_1"],
+      /"Egress_1" is not a pool ledger name/,
+    ],
     ["an unknown option", ["report", "--stack", "STACK", "--colour"], /unknown option '--colour'/],
-  ])("%s: exit 2, exactly one line on stderr, nothing on stdout", async (_name, args) => {
-    const run = await cli(...args.map((a) => (a === "STACK" ? stack() : a)));
-    expect(run.code).toBe(2);
-    expect(run.stdout).toBe("");
-    expect(run.stderr.endsWith("\n")).toBe(true);
-    expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
-    expect(run.stderr).toMatch(/^error: /);
-  });
+  ])(
+    "%s: exit 2, exactly one line on stderr naming the problem, nothing on stdout",
+    async (_name, args, why) => {
+      const run = await cli(...args.map((a) => (a === "STACK" ? stack() : a)));
+      expect(run.code).toBe(2);
+      expect(run.stdout).toBe("");
+      expect(run.stderr.endsWith("\n")).toBe(true);
+      expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+      expect(run.stderr).toMatch(/^error: /);
+      expect(run.stderr).toMatch(why);
+    },
+  );
 
   it("--help documents the exit codes", async () => {
     const run = await cli("report", "--help");
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(
-      /Exit codes:\n\s+0 +done.*\n\s+1 +check found leaked, missing or misplaced.*\n\s+2 +usage or user error.*\n\s+3 +a provisioner could not be asked/,
+      /Exit codes:\n\s+0 +done.*\n\s+1 +check found leaked, missing or misplaced.*\n\s+2 +usage or user error.*\n\s+3 +a provisioner or a shared pool's ledger could not be asked/,
     );
   });
 });
