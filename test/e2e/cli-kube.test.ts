@@ -152,7 +152,7 @@ describe("report --ledger, on a pool shared by three stacks", () => {
 });
 
 describe("check with the ocp-static provisioner, against kube-apiserver", () => {
-  const net = `10.23.${1 + Math.floor(Math.random() * 250)}`;
+  const net = `10.26.${1 + Math.floor(Math.random() * 250)}`;
   const h = Harness.create("cli-check-ocp", { env: { KUBECONFIG: testKubeconfig() } });
   const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
   let w: SdnWorld<"a1" | "a2" | "a3", "x" | "y" | "z">;
@@ -279,7 +279,7 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
 });
 
 describe("check with the ovn provisioner, against kube-apiserver", () => {
-  const net = `10.24.${1 + Math.floor(Math.random() * 250)}`;
+  const net = `10.27.${1 + Math.floor(Math.random() * 250)}`;
   const h = Harness.create("cli-check-ovn", { env: { KUBECONFIG: testKubeconfig() } });
   const { IpPool, EgressIp, CidrAssignment } = h.pkg<Pkg>("pulumi-egress-ipam");
   let w: SdnWorld<"a1" | "a2", "x">;

@@ -2,6 +2,7 @@
 // real Pulumi engine against the real kube-apiserver. HostSubnet.egressCIDRs on the chosen nodes,
 // NetNamespace.egressIPs for the namespace; the SDN master (not running here) would place them.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli";
 import { changesOf, Harness } from "../support/harness";
 import { testKubeconfig } from "../support/kube";
 import { hostSubnetCidrs, hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../kube/sdn-world";
@@ -70,6 +71,23 @@ describe("ocp-dynamic provisioner, against kube-apiserver", () => {
     expect((await netNamespaceIps(w.ns.x)).sort()).toEqual([`${net}.11`, `${net}.12`]);
     for (const n of ["a1", "a2", "b1"] as const) expect(await hostSubnetIps(w.node[n])).toEqual([]);
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+  });
+
+  it("check: the stack's addresses are where state says; the other namespace's pool address is leaked", async () => {
+    const run = await runCli(["check", "--stack", h.fqStackName, "--json"], h.env);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(1);
+    expect(JSON.parse(run.stdout).findings).toEqual([
+      {
+        kind: "leaked",
+        ip: `${net}.10`,
+        actualHost: "(automatic)",
+        fix: [
+          `kubectl --context admin@test patch netnamespace.network.openshift.io ${w.ns.y} --type=json -p ` +
+            `'[{"op":"test","path":"/egressIPs/0","value":"${net}.10"},{"op":"remove","path":"/egressIPs/0"}]'`,
+        ],
+      },
+    ]);
   });
 
   it("finds an address taken off the NetNamespace at refresh; the next up puts it back", async () => {
