@@ -10,8 +10,7 @@ export interface PatchAnswer {
   body: string;
 }
 
-const form =
-  /^kubectl --context (\S+) patch ([a-z]+)\.([a-z0-9.-]+) (\S+) --type=json -p '(\[.*\])'$/;
+const form = /^kubectl --context (\S+) patch ([a-z]+)\.([a-z0-9.-]+) (\S+) --type=json -p '(\[.*\])'$/;
 
 /**
  * Runs one printed command (`kubectl --context C patch <kind>.<group> <name> --type=json -p '<patch>'`);
