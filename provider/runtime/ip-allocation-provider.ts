@@ -1,5 +1,5 @@
 import type * as pulumi from "@pulumi/pulumi";
-import { readRecord, recordProperty, type AllocationRecord } from "../state/allocation-record";
+import { readRecord, recordProps, type AllocationRecord } from "../state/allocation-record";
 import type { ProviderImpl } from "./index";
 import {
   addressDetails,
@@ -9,7 +9,7 @@ import {
   type Failure,
   type ResolvedPool,
 } from "./pool-spec";
-import { errorMessage, withoutProvider, type Props } from "./props";
+import { errorMessage, withoutProvider, withPoolRef, type Props } from "./props";
 import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./node-allocation";
 import { ledgerFor } from "./pool-ledger";
 import { holdersAhead, readQueue, usedAddresses } from "./pool-queue";
@@ -18,13 +18,7 @@ import { hasUnknown } from "./unknowns";
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
 function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
   const first = record.ips[0]!;
-  return {
-    ip: first,
-    ips: record.ips,
-    ...addressDetails(pool, first),
-    poolId: record.pool,
-    [recordProperty]: record,
-  };
+  return { ip: first, ...addressDetails(pool, first), ...recordProps(record) };
 }
 
 async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
@@ -65,7 +59,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
   if (old && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
-    return { inputs: { ...news, ...addressOutputs(pool, old) } };
+    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, old) } };
   }
 
   try {
@@ -92,7 +86,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       adopt: Boolean(news.adopt),
     });
     const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
-    return { inputs: { ...news, ...addressOutputs(pool, record) } };
+    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, record) } };
   } catch (e) {
     return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
   }

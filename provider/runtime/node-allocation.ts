@@ -1,11 +1,11 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { IpamError } from "../allocator";
-import { recordProperty } from "../state/allocation-record";
+import { readRecord, recordProps } from "../state/allocation-record";
 import { kubeLedger } from "../state/kube-ledger";
 import { claimNodeAddress, planNodeAddress, releaseNodeAddress } from "../state/kube-node-addresses";
 import { resolveLedger } from "./pool-ledger";
 import { addressDetails, type ResolvedPool } from "./pool-spec";
-import { errorMessage, type Props } from "./props";
+import { errorMessage, withPoolRef, type Props } from "./props";
 
 // IpAllocation with `nodeId`: a webmesh node address (one /32 or /128 per node ID) from a pool with a
 // node `network` and a Kubernetes ledger, the same address for the node from every stack.
@@ -45,8 +45,8 @@ export async function checkNodeAllocation(
         'gets the same address from every stack; give the pool `ledger: { kind: "kubernetes", name, namespace }`',
     );
   }
-  const old = olds[recordProperty] as { pool?: string; ips?: string[] } | undefined;
-  let ip = old?.pool === news.pool.id && olds.nodeId === news.nodeId ? old?.ips?.[0] : undefined;
+  const old = readRecord(olds);
+  let ip = old?.pool === news.pool.id && olds.nodeId === news.nodeId ? old?.ips[0] : undefined;
   if (ip === undefined) {
     try {
       const ledger = ledgerOf(news, `IpAllocation ${news.owner} (check)`);
@@ -57,14 +57,8 @@ export async function checkNodeAllocation(
   }
   const record = { pool: news.pool.id, owner: news.owner, ips: [ip], seq: 0 };
   const bits = ip.includes(":") ? 128 : 32;
-  const outputs = {
-    ip,
-    ips: [ip],
-    ...addressDetails(pool, ip),
-    prefix: `${ip}/${bits}`,
-    poolId: news.pool.id,
-  };
-  return { inputs: { ...news, ...outputs, [recordProperty]: record } };
+  const outputs = { ip, ...addressDetails(pool, ip), prefix: `${ip}/${bits}`, ...recordProps(record) };
+  return { inputs: { ...withPoolRef(news), ...outputs } };
 }
 
 /** Claims the planned node address for this resource (adds it to the claim's references). */

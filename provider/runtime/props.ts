@@ -9,3 +9,15 @@ export function withoutProvider(props: Props): Props {
   const { __provider: _provider, ...rest } = props;
   return rest;
 }
+
+/**
+ * The checked inputs of a pool's holder keep of the pool only its ledger settings (its identity is
+ * the holder's `poolId`), not its ranges, exclusions and reserved addresses: every later operation
+ * works from the allocation record, and every property stored in every holder (twice: inputs and
+ * outputs) is serialized again at each checkpoint write of a deployment.
+ */
+export function withPoolRef(news: Props): Props {
+  const { pool, ...rest } = news;
+  const ledger = (pool as { ledger?: unknown } | undefined)?.ledger;
+  return ledger === undefined ? rest : { ...rest, pool: { ledger } };
+}

@@ -22,13 +22,30 @@ export interface AllocationRecord {
   seq: number;
 }
 
-/** Reads a record from a property bag; undefined when absent or malformed. */
+/**
+ * The properties that record `record` on a resource: the pool, owner and addresses are the
+ * resource's own `poolId`, `owner` and `ips`, and `allocation` adds only the `seq`. Every property
+ * value costs the engine again at each checkpoint write of a deployment, so nothing is stored twice.
+ */
+export function recordProps(record: AllocationRecord) {
+  return { poolId: record.pool, owner: record.owner, ips: record.ips, [recordProperty]: { seq: record.seq } };
+}
+
+/**
+ * Reads a record from a property bag: `allocation: { seq }` with the bag's `poolId`, `owner` and
+ * `ips` (written by {@link recordProps}), or a whole record in `allocation` (as earlier versions
+ * wrote it, still read). Undefined when absent or malformed.
+ */
 export function readRecord(props: Record<string, unknown> | undefined): AllocationRecord | undefined {
   const r = props?.[recordProperty] as Partial<AllocationRecord> | undefined;
-  if (!r || typeof r !== "object" || typeof r.pool !== "string" || typeof r.owner !== "string")
-    return undefined;
-  if (!Array.isArray(r.ips) || !r.ips.every((ip) => typeof ip === "string")) return undefined;
-  return { pool: r.pool, owner: r.owner, ips: r.ips, seq: typeof r.seq === "number" ? r.seq : 0 };
+  if (!r || typeof r !== "object") return undefined;
+  const whole = typeof r.pool === "string";
+  const pool = whole ? r.pool : props!.poolId;
+  const owner = whole ? r.owner : props!.owner;
+  const ips = whole ? r.ips : props!.ips;
+  if (typeof pool !== "string" || typeof owner !== "string") return undefined;
+  if (!Array.isArray(ips) || !ips.every((ip) => typeof ip === "string")) return undefined;
+  return { pool, owner, ips, seq: typeof r.seq === "number" ? r.seq : 0 };
 }
 
 /**

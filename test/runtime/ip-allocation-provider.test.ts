@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { registerProvisioner, type EgressIPProvisioner } from "../../provider/provisioners";
 import { ipAllocationProvider as provider } from "../../provider/runtime/ip-allocation-provider";
 import { encodeHolder, urnPrefix } from "../../provider/runtime/pool-queue-codec";
+import { readRecord } from "../../provider/state/allocation-record";
 
 const POOL = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool";
 const owner = (name: string) =>
@@ -49,8 +50,26 @@ describe("IpAllocation provider: check", () => {
       cidr: "10.0.8.2/24",
       gateway: "10.0.8.1",
       poolId: POOL,
-      allocation: { pool: POOL, owner: owner("web"), ips: ["10.0.8.2"], seq: 1 },
+      owner: owner("web"),
+      allocation: { seq: 1 },
     });
+    expect(readRecord(inputs)).toEqual({ pool: POOL, owner: owner("web"), ips: ["10.0.8.2"], seq: 1 });
+    // Of the pool, only its identity (poolId) is kept: not its ranges, in every holder.
+    expect(inputs.pool).toBeUndefined();
+  });
+
+  it("reads the whole record earlier versions stored in allocation, and keeps its address", async () => {
+    const { pool: _pool, ...stored } = news();
+    const olds = {
+      ...stored,
+      ip: "10.0.8.7",
+      ips: ["10.0.8.7"],
+      poolId: POOL,
+      allocation: { pool: POOL, owner: owner("web"), ips: ["10.0.8.7"], seq: 4 },
+    };
+    expect(readRecord(olds)).toEqual({ pool: POOL, owner: owner("web"), ips: ["10.0.8.7"], seq: 4 });
+    const again = await provider.check(olds, news());
+    expect(again.inputs).toMatchObject({ ip: "10.0.8.7", allocation: { seq: 4 } });
   });
 
   it("keeps the previous address on a later check", async () => {
