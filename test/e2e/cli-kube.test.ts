@@ -1,11 +1,11 @@
 // `pulumi-egress-ipam report --ledger` and `check` for the Kubernetes provisioners, run as a user
 // runs them (spawned CLI) on stacks the real engine made against the real kube-apiserver.
 import type * as k8s from "@kubernetes/client-node";
-import { execFileSync } from "node:child_process";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli";
 import { Harness } from "../support/harness";
+import { svgCells } from "../support/svg-cells";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
 import { kubectlPatch } from "../support/kubectl-patch";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, setHostSubnetIps, type SdnWorld } from "../kube/sdn-world";
@@ -19,16 +19,6 @@ interface Finding {
   actualHost?: string;
   urn?: string;
   fix: string[];
-}
-
-/** The `data-state` of every map cell of an SVG, parsed by Python's expat (strict XML). */
-function svgCells(file: string): string[] {
-  const script = [
-    "import json, sys, xml.etree.ElementTree as ET",
-    "root = ET.parse(sys.argv[1]).getroot()",
-    "print(json.dumps([e.get('data-state') for e in root.iter('{http://www.w3.org/2000/svg}rect') if 'cell' in (e.get('class') or '').split()]))",
-  ].join("\n");
-  return JSON.parse(execFileSync("python3", ["-c", script, file], { encoding: "utf8" }));
 }
 
 const oneLineError = (run: { code: number | null; stdout: string; stderr: string }, code: number) => {
