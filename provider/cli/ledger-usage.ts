@@ -41,6 +41,7 @@ export async function ledgerUsage(
   clients: KubeClients,
   now = Date.now(),
 ): Promise<PoolUsage> {
+  // Reading takes no lock: the lock settings of a ledger config are not used here.
   const config = { ...ref, lockDuration: 0, lockAcquireTimeout: 0 };
   const [stored, claims] = await Promise.all([
     new PoolDefinitions(config, clients).read(),

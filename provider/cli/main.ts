@@ -15,9 +15,10 @@ Exit codes:
   2  usage or user error (bad option, unknown stack, unreadable checkpoint)
   3  a provisioner or a shared pool's ledger could not be asked (endpoint unreachable, credentials refused)
 
-A shared pool (--ledger) is read from the Kubernetes API with the kubeconfig of KUBECONFIG or
-~/.kube/config, as kubectl reads it. The stack is read with \`pulumi stack export\`: pulumi must be on PATH (or named by
+The stack is read with \`pulumi stack export\`: pulumi must be on PATH (or named by
 PULUMI_EGRESS_IPAM_CLI), with the backend and credentials of the stack (PULUMI_BACKEND_URL, ...).
+A shared pool (--ledger) is read from the Kubernetes API with the kubeconfig of KUBECONFIG or
+~/.kube/config, as kubectl reads it.
 Colours only when stdout is a terminal and NO_COLOR is unset (FORCE_COLOR=1 forces them); a progress
 indicator on stderr only when stderr is a terminal.`;
 
@@ -48,16 +49,10 @@ async function reportSource(
   }
   if (opts.context !== undefined)
     throw new CliError("--context goes with --ledger; a stack's kubeconfig contexts are in its state");
-  const stack = requiredStack(
-    opts.stack,
-    "--stack <org/project/stack> (or --ledger kubernetes:<namespace>/<name>)",
-  );
+  const stack = opts.stack;
+  if (stack === undefined)
+    throw new CliError("give --stack <org/project/stack> (or --ledger kubernetes:<namespace>/<name>)");
   return { scope: { kind: "stack", name: stack }, usages: stackUsages(await readStack(stack), opts.pool) };
-}
-
-function requiredStack(stack: string | undefined, what: string): string {
-  if (stack === undefined) throw new CliError(`give ${what}`);
-  return stack;
 }
 
 /** Runs `f`; an IpamError it throws (a user's bad input, e.g. an unknown kubeconfig context) becomes a CliError. */
