@@ -8,22 +8,18 @@ import { listedAddresses, removalCommand, type AddressListAt } from "./kube-remo
 // inside the pools' subnets is, read from the same objects the provisioners write, each with the
 // kubectl command that takes a leaked one off again.
 
-const hostSubnets = (kube: KubeClients) =>
-  listObjects(kube, api.openshiftNetwork, "HostSubnet").then((l) =>
+/** Every object of a cluster-scoped kind, with the address list at `path` (kubectl names it `<kind>.<group>`). */
+const listsOf = (kube: KubeClients, apiVersion: string, kind: string, path: string) =>
+  listObjects(kube, apiVersion, kind).then((l) =>
     l.map((object): AddressListAt => ({
-      resource: "hostsubnet.network.openshift.io",
+      resource: `${kind.toLowerCase()}.${apiVersion.split("/")[0]}`,
       object,
-      path: "/egressIPs",
+      path,
     })),
   );
+const hostSubnets = (kube: KubeClients) => listsOf(kube, api.openshiftNetwork, "HostSubnet", "/egressIPs");
 const netNamespaces = (kube: KubeClients) =>
-  listObjects(kube, api.openshiftNetwork, "NetNamespace").then((l) =>
-    l.map((object): AddressListAt => ({
-      resource: "netnamespace.network.openshift.io",
-      object,
-      path: "/egressIPs",
-    })),
-  );
+  listsOf(kube, api.openshiftNetwork, "NetNamespace", "/egressIPs");
 
 /**
  * Each address of `lists` inside `cidrs`, with the command removing it from its list (off the host)
@@ -70,9 +66,18 @@ export async function netNamespacePlacements(
   automaticHost: string,
 ): Promise<Placement[]> {
   const [subnets, spaces] = await Promise.all([hostSubnets(kube), netNamespaces(kube)]);
-  const nodesOf = (ip: string) =>
-    subnets.filter((s) => listedAddresses(s).includes(ip)).map((s) => s.object.metadata?.name ?? "");
-  return seenIn(spaces, cidrs, (_, ip) => ({ host: automaticHost, aliases: nodesOf(ip) }), [], kube.context);
+  const nodesOf = new Map<string, string[]>();
+  for (const s of subnets) {
+    for (const ip of listedAddresses(s))
+      nodesOf.set(ip, [...(nodesOf.get(ip) ?? []), s.object.metadata?.name ?? ""]);
+  }
+  return seenIn(
+    spaces,
+    cidrs,
+    (_, ip) => ({ host: automaticHost, aliases: nodesOf.get(ip) ?? [] }),
+    [],
+    kube.context,
+  );
 }
 
 /**
@@ -80,11 +85,7 @@ export async function netNamespacePlacements(
  * `status.items` names; one ovnkube has not placed yet is `awaitingHost`.
  */
 export async function egressIpPlacements(kube: KubeClients, cidrs: string[]): Promise<Placement[]> {
-  const objects = (await listObjects(kube, api.ovn, "EgressIP")).map((object): AddressListAt => ({
-    resource: "egressip.k8s.ovn.org",
-    object,
-    path: "/spec/egressIPs",
-  }));
+  const objects = await listsOf(kube, api.ovn, "EgressIP", "/spec/egressIPs");
   return seenIn(
     objects,
     cidrs,

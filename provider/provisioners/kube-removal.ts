@@ -19,11 +19,13 @@ export function rawList(at: AddressListAt): unknown[] {
   return Array.isArray(v) ? v : [];
 }
 
+/** A list entry as a canonical address; undefined when it is not one. */
+const canonicalEntry = (x: unknown): string | undefined =>
+  typeof x === "string" && tryParseAddress(x) ? canonicalAddress(x) : undefined;
+
 /** The canonical addresses of the list, in order (entries that are not addresses left out). */
 export function listedAddresses(at: AddressListAt): string[] {
-  return rawList(at).flatMap((x) =>
-    typeof x === "string" && tryParseAddress(x) ? [canonicalAddress(x)] : [],
-  );
+  return rawList(at).flatMap((x) => canonicalEntry(x) ?? []);
 }
 
 /**
@@ -33,7 +35,7 @@ export function listedAddresses(at: AddressListAt): string[] {
  */
 export function removalCommand(at: AddressListAt, ip: string, context: string): string | undefined {
   const list = rawList(at);
-  const i = list.findIndex((x) => typeof x === "string" && tryParseAddress(x) && canonicalAddress(x) === ip);
+  const i = list.findIndex((x) => canonicalEntry(x) === ip);
   if (i < 0) return undefined;
   const entry = `${at.path}/${i}`;
   const patch = JSON.stringify([
