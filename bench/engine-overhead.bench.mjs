@@ -15,6 +15,11 @@ import process from "node:process";
 import { clearInterval, setInterval } from "node:timers";
 import { prepareConsumerProject } from "../scripts/consumer.mjs";
 
+// The helper is TypeScript that Node loads by stripping types; silence its note that the package
+// does not declare a module type.
+process.removeAllListeners("warning");
+const { providerProcessesIn } = await import("../test/support/provider-processes.ts");
+
 const sizes = (process.env.BENCH_ENGINE_SIZES ?? "100,1000").split(",").map(Number);
 const runs = Number(process.env.BENCH_ENGINE_RUNS ?? 3);
 const target = 1.15;
@@ -37,30 +42,16 @@ const programs = {
 };
 
 /**
- * The peak RSS (MB, the kernel's VmHWM) of the dynamic-provider processes seen while `during` runs,
- * polled every 250 ms without blocking: the inline program runs on this process's event loop.
+ * The peak RSS (MB, the kernel's VmHWM) of the stack's dynamic-provider processes (found by their
+ * working directory, `workDir`) while `during` runs, polled every 250 ms. A scan takes about 1 ms of
+ * this process's event loop, on which the inline program runs.
  */
-async function peakProviderRss(during) {
+async function peakProviderRss(workDir, during) {
   let peak = 0;
-  let busy = false;
   const sample = async () => {
-    if (busy) return;
-    busy = true;
-    try {
-      for (const pid of await fs.promises.readdir("/proc")) {
-        if (!/^\d+$/.test(pid)) continue;
-        try {
-          const cmdline = await fs.promises.readFile(`/proc/${pid}/cmdline`, "utf8");
-          if (!cmdline.includes("dynamic-provider")) continue;
-          const status = await fs.promises.readFile(`/proc/${pid}/status`, "utf8");
-          const kb = Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1] ?? 0);
-          peak = Math.max(peak, kb / 1024);
-        } catch {
-          // gone meanwhile
-        }
-      }
-    } finally {
-      busy = false;
+    for (const pid of providerProcessesIn(workDir)) {
+      const status = await fs.promises.readFile(`/proc/${pid}/status`, "utf8").catch(() => "");
+      peak = Math.max(peak, Number(/^VmHWM:\s+(\d+)/m.exec(status)?.[1] ?? 0) / 1024);
     }
   };
   const timer = setInterval(() => void sample(), 250);
@@ -115,7 +106,7 @@ for (const n of sizes) {
       const { stack, workDir, checkpoint } = await freshStack(kind, n);
       const started = performance.now();
       const up = () => stack.up({ parallel });
-      if (kind === "alloc") rss = Math.max(rss, await peakProviderRss(up));
+      if (kind === "alloc") rss = Math.max(rss, await peakProviderRss(workDir, up));
       else await up();
       times[kind].push(performance.now() - started);
       if (run === 0) bytes[kind] = bytesOf(checkpoint, kind === "echo" ? "Echo" : "IpAllocation");
