@@ -50,20 +50,20 @@ export class IpAllocation extends pulumi.dynamic.Resource {
   constructor(name: string, args: IpAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpAllocation", opts);
     const props = {
-      ...context,
+      // Who is asking and the pool's holders before it: read by `check`, not kept in state (where
+      // check stores the stack and owner as plain values).
+      holder: args.pool.enqueueHolder(context, args.ip, args.observeWith),
       pool: args.pool.ref,
       // Set by the program only when requested; `check` writes the planned address here.
       ip: args.ip,
       adopt: args.adopt,
       observeWith: args.observeWith,
       nodeId: args.nodeId,
-      poolQueue: args.pool.enqueueHolder(context.owner, args.ip, args.observeWith),
       ips: undefined,
       cidr: undefined,
       gateway: undefined,
       poolId: undefined,
       prefix: undefined,
-      allocation: undefined,
     };
     super(thinProvider("IpAllocation"), name, props, opts, "egress-ipam", "IpAllocation");
   }

@@ -3,7 +3,7 @@ import type { ProvisionerConfig } from "../provisioners/provisioner-config";
 import { encodeHolder, urnPrefix } from "../runtime/pool-queue-codec";
 import type { LedgerArgs } from "../runtime/pool-ledger";
 import type { RangeArgs } from "../runtime/pool-spec";
-import { providerContext } from "./context";
+import { providerContext, type ProviderContext } from "./context";
 import { thinProvider } from "./thin-provider";
 
 /** A range in CNI host-local form; defaults as host-local fills them. */
@@ -53,6 +53,11 @@ interface PoolQueueInput {
   observers: pulumi.Input<ProvisionerConfig>[];
   /** The holders' lines, newline-separated. */
   holders: Promise<string>;
+}
+
+/** What a holder passes to its provider as its `holder` input: who it is and the pool's queue up to it. */
+export interface HolderInput extends ProviderContext {
+  queue: PoolQueueInput;
 }
 
 /** Whether a value is plain JSON (no outputs or promises inside), so equal values mean equal configs. */
@@ -106,13 +111,15 @@ export class IpPool extends pulumi.dynamic.Resource {
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
   private readonly observers: pulumi.Input<ProvisionerConfig>[] = [];
-  private readonly holderLines: Promise<string>[] = [];
+  /** The queue's lines so far, newline-separated; undefined before the first holder. */
+  private queueText: Promise<string | undefined> = Promise.resolve(undefined);
+  private lastOwner: Promise<string> | undefined;
   private readonly observerIndex = new Map<unknown, number>();
 
   /**
    * Adds a holder (a resource taking addresses from this pool) to the pool's queue, and returns
-   * what the holder passes as its `poolQueue` input: every holder so far, in program order, itself
-   * last.
+   * what the holder passes as its `holder` input: its context and every holder so far, in program
+   * order, itself last.
    *
    * The engine checks resources one at a time in the order their registrations arrive, and
    * concurrent registrations arrive in a different order on every run. With the queue, a holder's
@@ -124,17 +131,23 @@ export class IpPool extends pulumi.dynamic.Resource {
    * `reserved` so automatic plans stay off it.
    */
   enqueueHolder(
-    owner: Promise<string>,
+    context: ProviderContext,
     ip: pulumi.Input<string> | undefined,
     observeWith: pulumi.Input<ProvisionerConfig> | undefined,
-  ): PoolQueueInput {
+  ): HolderInput {
     const requested = ip === undefined ? undefined : typeof ip === "string" ? ip : null;
     const observer = observeWith === undefined ? undefined : this.observer(observeWith);
-    this.holderLines.push(
-      owner.then((urn) => encodeHolder({ owner: urn, ip: requested, observer }, urnPrefix(urn))),
+    const previous = this.lastOwner;
+    this.lastOwner = context.owner;
+    const line = Promise.all([context.owner, previous]).then(([urn, before]) =>
+      encodeHolder({ owner: urn, ip: requested, observer }, urnPrefix(urn), before),
     );
-    const lines = [...this.holderLines];
-    return { observers: [...this.observers], holders: Promise.all(lines).then((l) => l.join("\n")) };
+    // Each holder's text extends the previous one's: one concatenation per holder.
+    this.queueText = Promise.all([this.queueText, line]).then(([text, l]) =>
+      text === undefined ? l : `${text}\n${l}`,
+    );
+    const holders = this.queueText.then((text) => text!);
+    return { ...context, queue: { observers: [...this.observers], holders } };
   }
 
   /** The index of a provisioner config among the queue's observers; equal plain configs share one. */

@@ -21,9 +21,20 @@ function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
   return { ip: first, ...addressDetails(pool, first), ...recordProps(record) };
 }
 
+/**
+ * The checked inputs without the program's `holder` input, whose stack and owner are kept as plain
+ * values (what every later operation reads), and the pool's queue, which is only needed by `check`.
+ */
+function takeHolder(checked: Props): { news: Props; queue: unknown } {
+  const { holder, ...news } = checked;
+  const h = holder as { stack?: unknown; owner?: unknown; queue?: unknown } | undefined;
+  if (h?.stack !== undefined) news.stack = h.stack;
+  if (h?.owner !== undefined) news.owner = h.owner;
+  return { news, queue: h?.queue };
+}
+
 async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
-  // The pool's queue is only needed here: it is not kept in state.
-  const { poolQueue: queue, ...news } = checked;
+  const { news, queue } = takeHolder(checked);
   if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId].some(hasUnknown))
     return { inputs: news };
   const failures: Failure[] = [];

@@ -1,9 +1,10 @@
 // The wire form of a pool's holder queue: one line of JSON per holder, `[owner, ip, observer]` with
 // trailing defaults left out; ip is "" when none was requested and "?" when it is not known to
-// other holders, observer -1 when there is none. The owner's URN is given without the
-// `urn:pulumi:<stack>::<project>::` that every holder of a stack shares. A holder's check receives every earlier holder, so the queue's total size grows with the
-// square of the holders; one string per queue keeps that as small as it can be. No imports: the
-// program side uses it too.
+// other holders, observer -1 when there is none. The owner's URN is written without the
+// `urn:pulumi:<stack>::<project>::` that every holder of a stack shares, and as `:<name>` when its
+// type is the previous holder's. A holder's check receives every earlier holder, so the queue's
+// total size grows with the square of the holders; one short line per holder keeps that as small
+// as it can be. No imports: the program side uses it too.
 
 /** One holder of a pool as the program created it. */
 export interface QueuedHolder {
@@ -24,10 +25,24 @@ export function urnPrefix(urn: string): string {
   return parts.length < 3 ? "" : `${parts[0]}::${parts[1]}::`;
 }
 
-/** One holder's line; `prefix` is left out of its URN. */
-export function encodeHolder(holder: QueuedHolder, prefix: string): string {
-  const owner =
-    prefix !== "" && holder.owner.startsWith(prefix) ? holder.owner.slice(prefix.length) : holder.owner;
+/** The qualified type of a URN (with its parents' types): what lies between the prefix and the name. */
+function typeOf(urn: string, prefix: string): string | undefined {
+  if (prefix === "" || !urn.startsWith(prefix)) return undefined;
+  const end = urn.indexOf("::", prefix.length);
+  return end < 0 ? undefined : urn.slice(prefix.length, end);
+}
+
+/**
+ * One holder's line; `prefix` is left out of its URN. `previous` is the URN of the holder queued
+ * just before it (none for the first): when both have the same type, only the name is written.
+ */
+export function encodeHolder(holder: QueuedHolder, prefix: string, previous?: string): string {
+  let owner = holder.owner;
+  const type = typeOf(owner, prefix);
+  if (type !== undefined) {
+    const sameType = previous !== undefined && typeOf(previous, prefix) === type;
+    owner = sameType ? `:${owner.slice(prefix.length + type.length + 2)}` : owner.slice(prefix.length);
+  }
   const line: (string | number)[] = [
     owner,
     holder.ip === null ? "?" : (holder.ip ?? ""),
@@ -40,16 +55,23 @@ export function encodeHolder(holder: QueuedHolder, prefix: string): string {
 
 /**
  * The holders of a queue's lines, given the URN of one holder of the same stack.
- * @throws Error on a line that is not a holder.
+ * @throws Error on a line that is not a holder, or a `:<name>` line with no typed line before it.
  */
 export function decodeHolders(lines: string, someOwner: string): QueuedHolder[] {
   const prefix = urnPrefix(someOwner);
+  let previousType: string | undefined;
   return lines.split("\n").map((line) => {
-    const [owner, ip = "", observer = -1] = JSON.parse(line) as unknown[];
-    if (typeof owner !== "string" || typeof ip !== "string" || typeof observer !== "number") {
+    const [written, ip = "", observer = -1] = JSON.parse(line) as unknown[];
+    if (typeof written !== "string" || typeof ip !== "string" || typeof observer !== "number") {
       throw new Error(`not a queued holder: ${line}`);
     }
-    const holder: QueuedHolder = { owner: owner.startsWith("urn:") ? owner : prefix + owner };
+    let owner: string;
+    if (written.startsWith("urn:")) owner = written;
+    else if (!written.startsWith(":")) owner = prefix + written;
+    else if (previousType !== undefined) owner = `${prefix}${previousType}::${written.slice(1)}`;
+    else throw new Error(`queued holder ${line} names no type and follows no holder`);
+    previousType = typeOf(owner, prefix);
+    const holder: QueuedHolder = { owner };
     if (ip !== "") holder.ip = ip === "?" ? null : ip;
     if (observer >= 0) holder.observer = observer;
     return holder;

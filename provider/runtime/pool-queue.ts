@@ -9,7 +9,7 @@ import { hasUnknown } from "./unknowns";
 
 /**
  * Every holder of a pool that the program had created up to and including the one being checked,
- * in program order (the property `poolQueue` of an allocation's inputs). It is only read by `check`
+ * in program order (the `queue` of an allocation's input `holder`). It is only read by `check`
  * and not kept in state.
  */
 export interface PoolQueue {

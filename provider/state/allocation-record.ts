@@ -1,7 +1,10 @@
 import type { CheckpointResource } from "./stack-checkpoint";
 
-/** The input and output property under which every IP-holding resource records its allocation. */
-export const recordProperty = "allocation";
+/**
+ * The property under which earlier versions recorded an allocation (the whole record, later only
+ * `{ seq }`); still read, no longer written.
+ */
+const legacyRecordProperty = "allocation";
 
 /**
  * What a resource holds from a pool, stored in its inputs (planned at `check`) and outputs (after
@@ -23,29 +26,32 @@ export interface AllocationRecord {
 }
 
 /**
- * The properties that record `record` on a resource: the pool, owner and addresses are the
- * resource's own `poolId`, `owner` and `ips`, and `allocation` adds only the `seq`. Every property
- * value costs the engine again at each checkpoint write of a deployment, so nothing is stored twice.
+ * The properties that record `record` on a resource: its own `poolId`, `owner` and `ips`, and
+ * `seq`. Every property value costs the engine again at each checkpoint write of a deployment (a
+ * nested object about twice a plain value), so nothing is stored twice or nested.
  */
 export function recordProps(record: AllocationRecord) {
-  return { poolId: record.pool, owner: record.owner, ips: record.ips, [recordProperty]: { seq: record.seq } };
+  return { poolId: record.pool, owner: record.owner, ips: record.ips, seq: record.seq };
 }
 
 /**
- * Reads a record from a property bag: `allocation: { seq }` with the bag's `poolId`, `owner` and
- * `ips` (written by {@link recordProps}), or a whole record in `allocation` (as earlier versions
- * wrote it, still read). Undefined when absent or malformed.
+ * Reads a record from a property bag: `poolId`, `owner`, `ips` and a numeric `seq` (written by
+ * {@link recordProps}), or, as earlier versions wrote them, the same with `allocation: { seq }` or
+ * a whole record in `allocation`. Undefined when absent or malformed.
  */
 export function readRecord(props: Record<string, unknown> | undefined): AllocationRecord | undefined {
-  const r = props?.[recordProperty] as Partial<AllocationRecord> | undefined;
-  if (!r || typeof r !== "object") return undefined;
-  const whole = typeof r.pool === "string";
-  const pool = whole ? r.pool : props!.poolId;
-  const owner = whole ? r.owner : props!.owner;
-  const ips = whole ? r.ips : props!.ips;
+  if (!props) return undefined;
+  const legacy = props[legacyRecordProperty] as Partial<AllocationRecord> | undefined;
+  const hasLegacy = typeof legacy === "object" && legacy !== null;
+  if (!hasLegacy && typeof props.seq !== "number") return undefined;
+  const whole = hasLegacy && typeof legacy.pool === "string";
+  const pool = whole ? legacy.pool : props.poolId;
+  const owner = whole ? legacy.owner : props.owner;
+  const ips = whole ? legacy.ips : props.ips;
+  const seq = hasLegacy ? legacy.seq : props.seq;
   if (typeof pool !== "string" || typeof owner !== "string") return undefined;
   if (!Array.isArray(ips) || !ips.every((ip) => typeof ip === "string")) return undefined;
-  return { pool, owner, ips, seq: typeof r.seq === "number" ? r.seq : 0 };
+  return { pool, owner, ips, seq: typeof seq === "number" ? seq : 0 };
 }
 
 /**

@@ -24,7 +24,9 @@ describe("node addresses in a shared pool", () => {
     nodeId: node,
     ...more,
   });
-  const check = async (news: Record<string, unknown>) => ipAllocationProvider.check({}, news);
+  // The program sends the stack and owner in its `holder` input.
+  const check = async ({ stack, owner, ...news }: Record<string, unknown>) =>
+    ipAllocationProvider.check({}, { holder: { stack, owner }, ...news });
   const store = () => new ClaimStore(kubeClients("admin@test"), ns, name);
 
   beforeAll(async () => {

@@ -33,9 +33,16 @@ const observing: Partial<EgressIPProvisioner> = { usedAddresses: async () => ["1
 registerProvisioner("ovn", () => observing as EgressIPProvisioner);
 
 let n = 0;
-const news = (over: Record<string, unknown> = {}) => ({
-  stack: `org/proj/alloc-${n++}`,
-  owner: owner("web"),
+/**
+ * Inputs as the program sends them: `stack`, `owner` and `queue` go into the `holder` input, the
+ * rest are the allocation's own inputs.
+ */
+const news = ({ stack, owner: who, queue, ...over }: Record<string, unknown> = {}) => ({
+  holder: {
+    stack: stack ?? `org/proj/alloc-${n++}`,
+    owner: who ?? owner("web"),
+    ...(queue ? { queue } : {}),
+  },
   pool: { id: POOL, ranges: [{ subnet: "10.0.8.0/24" }] },
   ...over,
 });
@@ -51,17 +58,20 @@ describe("IpAllocation provider: check", () => {
       gateway: "10.0.8.1",
       poolId: POOL,
       owner: owner("web"),
-      allocation: { seq: 1 },
+      seq: 1,
     });
     expect(readRecord(inputs)).toEqual({ pool: POOL, owner: owner("web"), ips: ["10.0.8.2"], seq: 1 });
+    // The program's holder input (stack, owner, queue) is not kept: stack and owner are plain values.
+    expect(inputs.holder).toBeUndefined();
+    expect(inputs.stack).toMatch(/^org\/proj\/alloc-/);
     // Of the pool, only its identity (poolId) is kept: not its ranges, in every holder.
     expect(inputs.pool).toBeUndefined();
   });
 
   it("reads the whole record earlier versions stored in allocation, and keeps its address", async () => {
-    const { pool: _pool, ...stored } = news();
     const olds = {
-      ...stored,
+      stack: "org/proj/earlier",
+      owner: owner("web"),
       ip: "10.0.8.7",
       ips: ["10.0.8.7"],
       poolId: POOL,
@@ -69,14 +79,15 @@ describe("IpAllocation provider: check", () => {
     };
     expect(readRecord(olds)).toEqual({ pool: POOL, owner: owner("web"), ips: ["10.0.8.7"], seq: 4 });
     const again = await provider.check(olds, news());
-    expect(again.inputs).toMatchObject({ ip: "10.0.8.7", allocation: { seq: 4 } });
+    expect(again.inputs).toMatchObject({ ip: "10.0.8.7", seq: 4 });
+    expect(again.inputs).not.toHaveProperty("allocation");
   });
 
   it("keeps the previous address on a later check", async () => {
     const first = (await provider.check({}, news())).inputs;
-    const again = await provider.check(first, { ...news(), owner: first.owner });
+    const again = await provider.check(first, news({ owner: first.owner }));
     expect(again.inputs.ip).toBe(first.ip);
-    expect(again.inputs.allocation).toEqual(first.allocation);
+    expect(again.inputs.seq).toBe(first.seq);
   });
 
   it.each([
@@ -137,7 +148,7 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     observers: [{ kind: "ovn" }],
     holders: queued
       .slice(0, i + 1)
-      .map((h) => encodeHolder(h, urnPrefix(h.owner)))
+      .map((h, k, all) => encodeHolder(h, urnPrefix(h.owner), all[k - 1]?.owner))
       .join("\n"),
   });
 
@@ -149,10 +160,10 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
       const name = names[i]!;
       const checked = await provider.check(
         {},
-        { ...news({ stack, owner: owner(name), poolQueue: queueOf(i) }), ...own[name] },
+        { ...news({ stack, owner: owner(name), queue: queueOf(i) }), ...own[name] },
       );
       expect(checked.failures).toBeUndefined();
-      expect(checked.inputs).not.toHaveProperty("poolQueue");
+      expect(checked.inputs).not.toHaveProperty("holder");
       planned[name] = checked.inputs.ip;
     }
     return planned;
@@ -209,7 +220,7 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     const stack = `org/proj/order-${n++}`;
     const holders = [{ owner: owner("x"), observer: 0 }, { owner: owner("y") }]
-      .map((h) => encodeHolder(h, urnPrefix(h.owner)))
+      .map((h, k, all) => encodeHolder(h, urnPrefix(h.owner), all[k - 1]?.owner))
       .join("\n");
     const x = await provider.check(
       {},
@@ -221,7 +232,7 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
       news({
         stack,
         owner: owner("y"),
-        poolQueue: { observers: [{ kind: "aws", region: unknown }], holders },
+        queue: { observers: [{ kind: "aws", region: unknown }], holders },
       }),
     );
     expect(y.failures).toBeUndefined();
@@ -232,7 +243,7 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     const holders = encodeHolder({ owner: owner("z"), observer: 0 }, urnPrefix(owner("z")));
     const z = await provider.check(
       {},
-      news({ owner: owner("z"), observeWith: null, poolQueue: { observers: [null], holders } }),
+      news({ owner: owner("z"), observeWith: null, queue: { observers: [null], holders } }),
     );
     expect(z.failures).toBeUndefined();
     expect(z.inputs.ip).toBe("10.0.8.2");
@@ -240,7 +251,7 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
 
   it("refuses an ip that came from an output and resolved to nothing, saying what to do", async () => {
     const holders = encodeHolder({ owner: owner("w"), ip: null }, urnPrefix(owner("w")));
-    const w = await provider.check({}, news({ owner: owner("w"), poolQueue: { observers: [], holders } }));
+    const w = await provider.check({}, news({ owner: owner("w"), queue: { observers: [], holders } }));
     expect(w.failures).toEqual([
       { property: "ip", reason: expect.stringMatching(/resolved to nothing.*plain string/) },
     ]);

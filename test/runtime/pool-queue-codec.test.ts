@@ -42,6 +42,31 @@ describe("pool queue lines", () => {
     ]);
   });
 
+  it("writes only the name of a holder with the previous holder's type, and reads it back", () => {
+    const top = (name: string) =>
+      `urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpAllocation::${name}`;
+    const holders: QueuedHolder[] = [
+      { owner: top("a") },
+      { owner: top("b::c"), ip: "10.0.0.5" },
+      { owner: urn("d") },
+      { owner: urn("e"), observer: 1 },
+      { owner: top("f") },
+    ];
+    const lines = holders.map((h, i) => encodeHolder(h, urnPrefix(h.owner), holders[i - 1]?.owner));
+    expect(lines).toEqual([
+      `["pulumi-nodejs:dynamic/egress-ipam:IpAllocation::a"]`,
+      `[":b::c","10.0.0.5"]`,
+      `[${JSON.stringify(urn("d").slice(22))}]`,
+      `[":e","",1]`,
+      `["pulumi-nodejs:dynamic/egress-ipam:IpAllocation::f"]`,
+    ]);
+    expect(decodeHolders(lines.join("\n"), top("someone"))).toEqual(holders);
+  });
+
+  it("refuses a name-only line with no holder before it", () => {
+    expect(() => decodeHolders(`[":a"]`, urn("a"))).toThrow(/names no type/);
+  });
+
   it.each(["[]", "[1]", '["a",5]', "not json"])("refuses the line %j", (line) => {
     expect(() => decodeHolders(line, urn("a"))).toThrow();
   });
