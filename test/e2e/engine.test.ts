@@ -43,8 +43,8 @@ describe("engine round trip with the Echo probe", () => {
     const probe = resources.find((r) => r.type === "pulumi-nodejs:dynamic/egress-ipam:Echo");
     expect(probe).toBeDefined();
     const provider = String(probe!.inputs?.__provider);
-    expect(provider).toContain('require("pulumi-egress-ipam/runtime")');
-    expect(provider.length).toBeLessThan(10 * 1024);
+    expect(provider).toContain('require("pulumi-egress-ipam/shims/echo")');
+    expect(provider.length).toBeLessThan(512);
   });
 
   it("refresh finds no drift and destroy removes everything", async () => {

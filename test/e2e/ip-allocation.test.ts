@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 
@@ -86,15 +88,79 @@ describe("IpPool and IpAllocation with the real engine", () => {
         [{ subnet: "10.0.8.0/24", rangeStart: "10.0.8.10", rangeEnd: "10.0.8.20", gateway: "10.0.8.1" }],
       ],
     });
+    // The provider in state is a require of the kind's shim module, stored twice per resource.
+    const shims = { IpAllocation: "ip-allocation", IpPool: "ip-pool" } as Record<string, string>;
     for (const r of resources) {
-      const provider = String(r.inputs?.__provider);
-      expect(provider).toContain('require("pulumi-egress-ipam/runtime")');
-      expect(provider.length).toBeLessThan(10 * 1024);
+      for (const props of [r.inputs, r.outputs]) {
+        const provider = String(props?.__provider);
+        const shim = shims[r.type.split(":").at(-1)!];
+        expect(provider).toContain(`require("pulumi-egress-ipam/shims/${shim}")`);
+        expect(provider.length).toBeLessThan(512);
+      }
     }
   });
 
   it("destroys everything", async () => {
     const destroy = await h.destroy();
     expect(changesOf(destroy.summary.resourceChanges)).toEqual({ delete: 5 });
+  });
+});
+
+describe("state written by earlier versions", () => {
+  const h = Harness.create("earlier");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const names = ["a", "b", "c"];
+  const program = async () => {
+    const pool = new IpPool("pool", { ranges: [{ subnet: "10.0.9.0/28" }] });
+    return Object.fromEntries(names.map((n) => [n, new IpAllocation(n, { pool }).ip]));
+  };
+  // The provider text versions up to this one stored: six serialized functions that require
+  // pulumi-egress-ipam/runtime, with the kind in their environment.
+  const sixFunctions = fs.readFileSync(path.join(__dirname, "fixtures", "six-function-provider.txt"), "utf8");
+  afterAll(() => h.dispose());
+
+  it("keeps working: the six-function provider and the allocation: { seq } record", async () => {
+    await h.program(program);
+    const first = await h.up();
+    const ips = names.map((n) => first.outputs[n]?.value);
+    expect(ips).toEqual(["10.0.9.2", "10.0.9.3", "10.0.9.4"]);
+
+    // Rewrite the checkpoint as the previous version left it (file backend, edited directly).
+    const file = path.join(h.workDir, "backend", ".pulumi", "stacks", h.projectName, `${h.stackName}.json`);
+    const checkpoint = JSON.parse(fs.readFileSync(file, "utf8"));
+    const resources = checkpoint.checkpoint.latest.resources as {
+      type: string;
+      inputs?: Record<string, unknown>;
+      outputs?: Record<string, unknown>;
+    }[];
+    for (const r of resources.filter((r) => r.type.includes("egress-ipam"))) {
+      const kind = r.type.split(":").at(-1)!;
+      for (const props of [r.inputs!, r.outputs!]) {
+        props.__provider = sixFunctions.replaceAll('"KIND"', JSON.stringify(kind));
+        if (typeof props.seq === "number") {
+          props.allocation = { seq: props.seq };
+          delete props.seq;
+        }
+      }
+    }
+    fs.writeFileSync(file, JSON.stringify(checkpoint));
+    const rewritten = await h.resources();
+    expect(rewritten.find((r) => r.urn.endsWith("::b"))?.outputs).toMatchObject({ allocation: { seq: 2 } });
+
+    expect(changesOf((await h.refresh()).summary.resourceChanges)).toEqual({});
+    const preview = await h.preview();
+    expect(names.map((n) => preview.op(n))).toEqual(["same", "same", "same"]);
+    expect(names.map((n) => preview.planned(n)?.ip)).toEqual(ips);
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({});
+    expect(names.map((n) => up.outputs[n]?.value)).toEqual(ips);
+
+    // The next holder continues the round-robin after the earlier records.
+    names.push("d");
+    const more = await h.up();
+    expect(changesOf(more.summary.resourceChanges)).toEqual({ create: 1 });
+    expect(more.outputs.d?.value).toBe("10.0.9.5");
+    // The stack, the pool and four allocations.
+    expect(changesOf((await h.destroy()).summary.resourceChanges)).toEqual({ delete: 6 });
   });
 });
