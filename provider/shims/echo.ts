@@ -1,3 +1,3 @@
-/** The dynamic provider stored in the state of every echo (see ./shim). */
+/** The dynamic provider stored in the state of every Echo (see ./shim). */
 import { shim } from "./shim";
 export = shim("echo");

@@ -7,7 +7,7 @@ import type * as pulumi from "@pulumi/pulumi";
  *
  * Each kind's shim is the whole export of its own module in this folder, and a module of an
  * installed package is what Pulumi's closure serializer writes as a `require` of its name: the
- * provider text in state is then one `require("pulumi-egress-ipam/shims/<kind>")` (about 400
+ * provider text in state is then one `require("pulumi-egress-ipam/shims/<kind>")` (about 230
  * bytes) instead of six serialized functions (2 KB). It is stored twice in every resource (inputs
  * and outputs) and the engine rewrites the whole checkpoint after every step, so its size is paid
  * by every resource at every step. Those module paths are in every stack's state from then on:
