@@ -2,10 +2,13 @@
 // against N + 1 Echo resources (this package's no-op dynamic resource: the engine's floor for a
 // dynamic resource), each on a fresh stack and file backend, alternating which goes first. Prints
 // the medians and their ratio per size and fails when a ratio exceeds 1.15. Also prints the
-// checkpoint bytes per resource of each kind, the peak RSS of the dynamic-provider process during
-// the IpAllocation up, and the preview of the largest size.
+// checkpoint bytes per resource of each kind, the heap allocations one checkpoint write of the
+// engine makes per resource (toolchain/pulumi-cli/checkpoint-cost: the same code, and unlike wall
+// time the same count on every run), the peak RSS of the dynamic-provider process during the
+// IpAllocation up, and the preview of the largest size.
 // Sizes and runs: BENCH_ENGINE_SIZES (default "100,1000"), BENCH_ENGINE_RUNS (default 3).
 // Needs dist/ (npm run bench builds it) and the Pulumi CLI (scripts/setup.sh).
+import { execFileSync } from "node:child_process";
 import console from "node:console";
 import * as fs from "node:fs";
 import { createRequire } from "node:module";
@@ -24,6 +27,26 @@ const sizes = (process.env.BENCH_ENGINE_SIZES ?? "100,1000").split(",").map(Numb
 const runs = Number(process.env.BENCH_ENGINE_RUNS ?? 3);
 const target = 1.15;
 const parallel = 16;
+
+/** The checkpoint-cost tool, built once per Pulumi version next to the CLI's build. */
+function checkpointCostTool() {
+  const root = path.resolve(import.meta.dirname, "..");
+  const version = JSON.parse(
+    fs.readFileSync(path.join(root, "node_modules/@pulumi/pulumi/package.json"), "utf8"),
+  ).version;
+  const tool = path.join(root, ".tools", `checkpoint-cost-v${version}`, "checkpoint-cost");
+  if (!fs.existsSync(tool)) {
+    execFileSync("go", ["build", "-trimpath", "-o", tool, "./checkpoint-cost"], {
+      cwd: path.join(root, "toolchain", "pulumi-cli"),
+      stdio: "inherit",
+    });
+  }
+  return tool;
+}
+const costTool = checkpointCostTool();
+/** Heap allocations per resource of one engine checkpoint write of `checkpoint`. */
+const mallocsOf = (checkpoint) =>
+  Math.round(JSON.parse(execFileSync(costTool, [checkpoint], { encoding: "utf8" }))[0].mallocsPerResource);
 
 const consumerDir = prepareConsumerProject();
 const consumerRequire = createRequire(path.join(consumerDir, "package.json"));
@@ -99,6 +122,7 @@ let failed = false;
 for (const n of sizes) {
   const times = { echo: [], alloc: [] };
   let bytes = {};
+  let mallocs = {};
   let rss = 0;
   for (let run = 0; run < runs; run++) {
     const order = run % 2 === 0 ? ["echo", "alloc"] : ["alloc", "echo"];
@@ -109,7 +133,10 @@ for (const n of sizes) {
       if (kind === "alloc") rss = Math.max(rss, await peakProviderRss(workDir, up));
       else await up();
       times[kind].push(performance.now() - started);
-      if (run === 0) bytes[kind] = bytesOf(checkpoint, kind === "echo" ? "Echo" : "IpAllocation");
+      if (run === 0) {
+        bytes[kind] = bytesOf(checkpoint, kind === "echo" ? "Echo" : "IpAllocation");
+        mallocs[kind] = mallocsOf(checkpoint);
+      }
       await stack.destroy({ parallel });
       fs.rmSync(workDir, { recursive: true, force: true });
     }
@@ -124,6 +151,7 @@ for (const n of sizes) {
   );
   console.log(
     `  checkpoint bytes per resource: IpAllocation ${bytes.alloc}, Echo ${bytes.echo}; ` +
+      `allocations per resource in one checkpoint write: IpAllocation ${mallocs.alloc}, Echo ${mallocs.echo}; ` +
       `peak dynamic-provider RSS during the IpAllocation up: ${rss.toFixed(0)} MB`,
   );
 }
