@@ -143,7 +143,7 @@ describe("pulumi-egress-ipam report, on a stack made by the engine", () => {
   it("shows an interrupted create (pending_operations, as a killed `pulumi up` leaves it) as planned, not created", async () => {
     // `pulumi stack import` drops pending operations, so the file backend's checkpoint is edited
     // in place: db's create was interrupted (its checked inputs, with the plan, are all that is left).
-    const file = path.join(h.workDir, "backend", ".pulumi", "stacks", h.projectName, `${h.stackName}.json`);
+    const file = h.checkpointFile;
     const checkpoint = JSON.parse(fs.readFileSync(file, "utf8"));
     const latest = checkpoint.checkpoint.latest;
     const db = latest.resources.find((r: { urn: string }) => r.urn.endsWith("::db"));

@@ -126,7 +126,7 @@ describe("state written by earlier versions", () => {
     expect(ips).toEqual(["10.0.9.2", "10.0.9.3", "10.0.9.4"]);
 
     // Rewrite the checkpoint as the previous version left it (file backend, edited directly).
-    const file = path.join(h.workDir, "backend", ".pulumi", "stacks", h.projectName, `${h.stackName}.json`);
+    const file = h.checkpointFile;
     const checkpoint = JSON.parse(fs.readFileSync(file, "utf8"));
     const resources = checkpoint.checkpoint.latest.resources as {
       type: string;

@@ -1,5 +1,4 @@
 import * as fs from "node:fs";
-import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 
@@ -149,7 +148,7 @@ describe("an interrupted create (the state a killed provider leaves)", () => {
     // inputs (with the plan) in `pending_operations`, nothing of it in `resources`. Written into the
     // file backend's checkpoint directly: `pulumi stack import` drops pending operations ("removing
     // pending operation ... from snapshot"), so an import cannot produce this state.
-    const file = path.join(h.workDir, "backend", ".pulumi", "stacks", h.projectName, `${h.stackName}.json`);
+    const file = h.checkpointFile;
     const checkpoint = JSON.parse(fs.readFileSync(file, "utf8"));
     const latest = checkpoint.checkpoint.latest as {
       resources: { urn: string; id?: string; outputs?: Record<string, unknown> }[];

@@ -198,6 +198,21 @@ export class Harness {
     return deployment.deployment.resources ?? [];
   }
 
+  /**
+   * The stack's checkpoint file in the file backend, for tests that edit state the way no Pulumi
+   * command can (pending operations, state written by earlier versions).
+   */
+  get checkpointFile(): string {
+    return path.join(
+      this.workDir,
+      "backend",
+      ".pulumi",
+      "stacks",
+      this.projectName,
+      `${this.stackName}.json`,
+    );
+  }
+
   /** Removes the stack's temporary directory. */
   dispose(): void {
     fs.rmSync(this.workDir, { recursive: true, force: true });
