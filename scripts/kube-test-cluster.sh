@@ -140,7 +140,7 @@ start() {
     </dev/null >"$data/kube-controller-manager.log" 2>&1 &
   echo $! >"$state/kube-controller-manager.pid"
 
-  KUBECONFIG="$kubeconfig" "$bin/node" "$root/scripts/kube-install-crds.mjs" "$root/test/kube/crds" ||
+  KUBECONFIG="$kubeconfig" "$bin/node" "$root/scripts/kube-install-crds.mjs" "$root/test/support/crds" ||
     fail "installing the CRDs failed"
   alive "$(pid_of kube-controller-manager)" || fail "kube-controller-manager exited during start"
   log "ready: kube-apiserver https://127.0.0.1:$api_port (data in $data)"

@@ -9,7 +9,7 @@ import {
   RangeSet,
   type ReadonlyAddressSet,
   type Store,
-} from "../../provider/allocator";
+} from "../../src/allocator";
 
 /**
  * The smallest honest Store: plain maps, and a fresh snapshot (not a live view) from `reserved()`.

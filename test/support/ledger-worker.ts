@@ -1,11 +1,11 @@
-// Child processes for the shared-pool tests (test/kube/fixtures/ledger-worker.cjs), tracked by PID:
+// Child processes for the shared-pool tests (test/support/ledger-worker.cjs), tracked by PID:
 // tests SIGKILL, SIGSTOP and SIGCONT only the processes they spawned here. Erasable TypeScript
 // without relative imports, so the benchmarks load it too.
 import { spawn, type ChildProcess } from "node:child_process";
 import * as path from "node:path";
 import * as readline from "node:readline";
 
-const script = path.join(process.cwd(), "test", "kube", "fixtures", "ledger-worker.cjs");
+const script = path.join(process.cwd(), "test", "support", "ledger-worker.cjs");
 
 /** One answer of the worker. */
 export type WorkerReply = { ok: boolean; code?: string; message?: string } & Record<string, unknown>;

@@ -1,0 +1,139 @@
+import { checkRequestable, poolSubnets } from "../resources/pool/pool-spec";
+import { createProvisioner } from "../provisioners/create-provisioner";
+import type { EgressIPProvisioner } from "../provisioners/egress-ip-provisioner";
+import type { ProvisionerConfig } from "../provisioners/provisioner-config";
+import type { Props } from "../resources/provider-props";
+import { readRecord } from "../ledger/stack/allocation-record";
+import { CliError, exitCodes } from "./cli-error";
+import { findDrift, type Finding, type StatePlacement } from "./drift";
+import { stackPools, type StackPool } from "./pool-usage";
+import type { Progress } from "./progress";
+import type { StackSnapshot } from "./stack-snapshot";
+
+/** One provisioner config of the stack and what became of asking it. */
+export interface ProvisionerCheck {
+  /** The config as stored in state (names and endpoints only, never credentials). */
+  provisioner: ProvisionerConfig;
+  /** The subnets asked about: those of the pools its addresses come from. */
+  subnets: string[];
+  /** Addresses it saw on hosts there; undefined when it was not asked. */
+  seen?: number;
+  /** Why it was not asked (a kind that cannot list what is on its hosts). */
+  skipped?: string;
+}
+
+/** The result of `check`: every finding, and which provisioners were asked. */
+export interface CheckResult {
+  stack: string;
+  provisioners: ProvisionerCheck[];
+  findings: Finding[];
+}
+
+const isAssignment = (type: string) => type.endsWith("egress-ipam:EgressIpAssignment");
+
+/** Which of the stack's pools a provisioner's addresses come from (by range, or by `observeWith`). */
+function poolsOf(config: string, placed: StatePlacement[], pools: StackPool[], snapshot: StackSnapshot) {
+  const observed = new Set(
+    snapshot.resources
+      .filter((r) => JSON.stringify(r.inputs?.observeWith) === config)
+      .map((r) => readRecord(r.outputs)?.pool),
+  );
+  return pools.filter(
+    ({ id, pool }) => observed.has(id) || placed.some((p) => pool.rangeSets.some((s) => s.contains(p.ip))),
+  );
+}
+
+/**
+ * Asks every provisioner the stack's EgressIpAssignments use what is really on its hosts, in the
+ * subnets of their pools, and compares it with state. Read only. A provisioner kind without
+ * `placements` (or not available in this version) is listed as skipped.
+ * @throws CliError (exit 3) naming the provisioner when it cannot be asked.
+ */
+export async function checkStack(
+  snapshot: StackSnapshot,
+  progress: Progress,
+  signal?: AbortSignal,
+): Promise<CheckResult> {
+  const pools = stackPools(snapshot);
+  const byConfig = new Map<string, StatePlacement[]>();
+  for (const r of snapshot.resources) {
+    const props = (r.outputs ?? {}) as Props;
+    if (!isAssignment(r.type) || r.delete || typeof props.ip !== "string") continue;
+    const host = String(props.host || props.placement?.from || "");
+    if (!host) continue;
+    const key = JSON.stringify(props.provisioner ?? r.inputs?.provisioner);
+    byConfig.set(key, [...(byConfig.get(key) ?? []), { ip: props.ip, host, urn: r.urn }]);
+  }
+  const held = new Set<string>();
+  for (const r of [...snapshot.resources, ...snapshot.pendingCreates]) {
+    for (const record of [readRecord(r.outputs), readRecord(r.inputs)])
+      record?.ips.forEach((ip) => held.add(ip));
+  }
+  for (const list of byConfig.values()) list.forEach((p) => held.add(p.ip));
+
+  const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [] };
+  for (const [key, placed] of byConfig) {
+    const config = JSON.parse(key) as ProvisionerConfig;
+    const mine = poolsOf(key, placed, pools, snapshot);
+    const subnets = [...new Set(mine.flatMap(({ pool }) => poolSubnets(pool.rangeSets)))];
+    const entry: ProvisionerCheck = { provisioner: config, subnets };
+    result.provisioners.push(entry);
+    let provisioner: EgressIPProvisioner;
+    try {
+      provisioner = createProvisioner(config);
+    } catch (e) {
+      entry.skipped = e instanceof Error ? e.message : String(e);
+      continue;
+    }
+    if (!provisioner.placements) {
+      entry.skipped = `the ${config.kind} provisioner cannot list what is on its hosts`;
+      continue;
+    }
+    progress.update(`asking the ${describe(config)} provisioner about ${subnets.join(", ")}`);
+    const seen = await provisioner.placements(subnets, signal).catch((e: unknown) => {
+      const why = e instanceof Error ? e.message : String(e);
+      throw new CliError(
+        `cannot ask the ${describe(config)} provisioner what is on its hosts: ${why.replace(/\s*\n\s*/g, " ")}; ` +
+          `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +
+          `Kubernetes: the kubeconfig of KUBECONFIG or ~/.kube/config and the provisioner's context), then run check again`,
+        exitCodes.unreachable,
+      );
+    });
+    entry.seen = seen.length;
+    const allocatable = new Set<string>();
+    for (const p of seen) {
+      for (const { pool } of mine) {
+        if (
+          await checkRequestable(pool, p.ip).then(
+            () => true,
+            () => false,
+          )
+        )
+          allocatable.add(p.ip);
+      }
+    }
+    result.findings.push(
+      ...findDrift({
+        stack: snapshot.stack,
+        placed,
+        seen,
+        inPool: (ip) => allocatable.has(ip),
+        heldInState: (ip) => held.has(ip),
+      }),
+    );
+  }
+  return result;
+}
+
+/** `aws (us-east-1 at http://127.0.0.1:5000)`, `ovn (context admin@test)`: how messages name a provisioner config. */
+export function describe(config: ProvisionerConfig): string {
+  const c = config as unknown as Record<string, unknown>;
+  const where = [
+    c.region,
+    c.endpoint ? `at ${String(c.endpoint)}` : undefined,
+    c.context ? `context ${String(c.context)}` : undefined,
+  ]
+    .filter(Boolean)
+    .join(" ");
+  return where ? `${config.kind} (${where})` : config.kind;
+}

@@ -1,0 +1,85 @@
+import { IpamError } from "../core/ipam-error";
+import type { KubeClients } from "../kube/kube-config";
+import { poolOfDefinition } from "../resources/pool/canonical-definition";
+import { ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-names";
+import { ClaimStore, isLive, type Claim } from "../ledger/kubernetes/claim-store";
+import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
+import { CliError, exitCodes } from "./cli-error";
+import { compareAddresses, usage, type Holder, type PoolUsage } from "./pool-usage";
+
+/** A shared pool's ledger as `--ledger` names it: `kubernetes:<namespace>/<name>`. */
+export interface LedgerRef {
+  namespace: string;
+  name: string;
+}
+
+/**
+ * Parses `kubernetes:<namespace>/<name>`.
+ * @throws CliError naming the text and the expected form.
+ */
+export function parseLedgerRef(text: string): LedgerRef {
+  const m = /^kubernetes:([^/]*)\/(.*)$/.exec(text);
+  const problem = m
+    ? (namespaceProblem(m[1]) ?? ledgerNameProblem(m[2]))
+    : "give it as kubernetes:<namespace>/<name>, the namespace and name of the IpPool's `ledger`";
+  if (problem) throw new CliError(`--ledger ${JSON.stringify(text)}: ${problem}`);
+  return { namespace: m![1]!, name: m![2]! };
+}
+
+/** `kubernetes:<namespace>/<name>`. */
+export const ledgerId = (ref: LedgerRef): string => `kubernetes:${ref.namespace}/${ref.name}`;
+
+/**
+ * The usage of a shared pool, read from its ledger: the definition the first stack stored, every
+ * claim (held) and every hold that has not lapsed (planned, not created), from all stacks. Read only.
+ * @param clients - the cluster's clients (`kubeClients(context)` in the CLI).
+ * @throws CliError (exit 2) when the pool has no definition there; (exit 3) when the cluster
+ *   cannot be asked.
+ */
+export async function ledgerUsage(
+  ref: LedgerRef,
+  clients: KubeClients,
+  now = Date.now(),
+): Promise<PoolUsage> {
+  // Reading takes no lock: the lock settings of a ledger config are not used here.
+  const config = { ...ref, lockDuration: 0, lockAcquireTimeout: 0 };
+  const [stored, claims] = await Promise.all([
+    new PoolDefinitions(config, clients).read(),
+    new ClaimStore(clients, ref.namespace, ref.name).list(),
+  ]).catch((e: unknown) => {
+    throw e instanceof IpamError && e.code === "LEDGER_UNAVAILABLE"
+      ? new CliError(`${e.message}; then run report again`, exitCodes.unreachable)
+      : e;
+  });
+  if (!stored) {
+    throw new CliError(
+      `no shared pool "${ref.name}" in namespace "${ref.namespace}" on ${clients.server} (context "${clients.context}"): ` +
+        `no ConfigMap ${ref.name}.pool there; check the IpPool's ledger namespace and name, and the context (--context)`,
+    );
+  }
+  let pool;
+  try {
+    pool = poolOfDefinition(stored.definition);
+  } catch (e) {
+    throw new CliError(
+      `shared pool "${ref.name}" in namespace "${ref.namespace}": ${(e as Error).message}; ` +
+        `it was written by stack ${stored.stack}: run pulumi up there to write it again`,
+    );
+  }
+  const holders = claims
+    .filter((c) => isLive(c, now))
+    .map(holderOf)
+    .sort((a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner));
+  return usage(ledgerId(ref), ref.name, pool, holders);
+}
+
+function holderOf(c: Claim): Holder {
+  const h: Holder = {
+    ip: c.ip,
+    owner: c.owner,
+    stack: c.stack,
+    state: c.state === "claim" ? "held" : "planned",
+  };
+  if (c.created) h.sinceTime = c.created;
+  return h;
+}

@@ -1,0 +1,158 @@
+#!/usr/bin/env node
+import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { IpamError } from "../core/ipam-error";
+import { CliError, exitCodes, failureLine } from "./cli-error";
+import type { PoolUsage } from "./pool-usage";
+import { progressOn } from "./progress";
+import { report, stackUsages, type ReportScope } from "./report-command";
+import { readStack } from "./stack-snapshot";
+import { styleFor } from "./style";
+
+const exitHelp = `
+Exit codes:
+  0  done; check found no drift
+  1  check found leaked, missing or misplaced addresses
+  2  usage or user error (bad option, unknown stack, unreadable checkpoint)
+  3  a provisioner or a shared pool's ledger could not be asked (endpoint unreachable, credentials refused)
+
+The stack is read with \`pulumi stack export\`: pulumi must be on PATH (or named by
+PULUMI_EGRESS_IPAM_CLI), with the backend and credentials of the stack (PULUMI_BACKEND_URL, ...).
+A shared pool (--ledger) is read from the Kubernetes API with the kubeconfig of KUBECONFIG or
+~/.kube/config, as kubectl reads it.
+Colours only when stdout is a terminal and NO_COLOR is unset (FORCE_COLOR=1 forces them); a progress
+indicator on stderr only when stderr is a terminal.`;
+
+const stackOption = () =>
+  new Option("-s, --stack <org/project/stack>", "the stack, fully qualified (see `pulumi stack ls --all`)");
+
+interface ReportCommandOptions {
+  stack?: string;
+  ledger?: string;
+  context?: string;
+  pool?: string;
+  svg?: string;
+  json?: boolean;
+}
+
+/** The pools `report` covers: the stack's (read with the Pulumi CLI), or a shared pool's ledger. */
+async function reportSource(
+  opts: ReportCommandOptions,
+): Promise<{ scope: ReportScope; usages: PoolUsage[] }> {
+  if (opts.ledger !== undefined) {
+    // Loaded here: a stack report never needs the Kubernetes client.
+    const { ledgerId, ledgerUsage, parseLedgerRef } =
+      require("./ledger-usage") as typeof import("./ledger-usage");
+    const { kubeClients } = require("../kube/kube-config") as typeof import("../kube/kube-config");
+    const ref = parseLedgerRef(opts.ledger);
+    const clients = userError(() => kubeClients(opts.context));
+    return { scope: { kind: "ledger", name: ledgerId(ref) }, usages: [await ledgerUsage(ref, clients)] };
+  }
+  if (opts.context !== undefined)
+    throw new CliError("--context goes with --ledger; a stack's kubeconfig contexts are in its state");
+  const stack = opts.stack;
+  if (stack === undefined)
+    throw new CliError("give --stack <org/project/stack> (or --ledger kubernetes:<namespace>/<name>)");
+  return { scope: { kind: "stack", name: stack }, usages: stackUsages(await readStack(stack), opts.pool) };
+}
+
+/** Runs `f`; an IpamError it throws (a user's bad input, e.g. an unknown kubeconfig context) becomes a CliError. */
+function userError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (e) {
+    if (e instanceof IpamError) throw new CliError(e.message);
+    throw e;
+  }
+}
+
+/** The `pulumi-egress-ipam` program; `main` parses and runs it. Exported for tests of the wiring. */
+export function program(): Command {
+  const cli = new Command("pulumi-egress-ipam")
+    .description("Reports on the IP pools of a Pulumi stack and checks its egress IPs against the hosts.")
+    .addHelpText("after", exitHelp)
+    .showSuggestionAfterError()
+    .exitOverride();
+
+  cli
+    .command("report")
+    .description(
+      "Per pool: ranges, size, held, free, planned-not-created, holders (URN, address, since which deployment) " +
+        "and a map of the address space (one cell per address, or per block for large pools). " +
+        "Of a stack's pools (--stack), or of one pool shared by stacks, from its Kubernetes ledger (--ledger).",
+    )
+    .addOption(stackOption().conflicts("ledger"))
+    .addOption(
+      new Option(
+        "--ledger <kubernetes:namespace/name>",
+        "a shared pool: the namespace and name of its IpPool's `ledger` (holders of every stack)",
+      ).conflicts(["stack", "pool"]),
+    )
+    .option("--context <name>", "with --ledger: the kubeconfig context (default: the current one)")
+    .option("--pool <name>", "only this pool (logical name or URN)")
+    .option("--svg <file>", "also write the map as a standalone SVG file")
+    .option("--json", "print JSON only (counts are decimal strings)")
+    .addHelpText("after", exitHelp)
+    .exitOverride()
+    .action(async (opts: ReportCommandOptions) => {
+      const { scope, usages } = await reportSource(opts);
+      process.stdout.write(`${report(scope, usages, opts, styleFor(process.stdout))}\n`);
+    });
+
+  cli
+    .command("check")
+    .description(
+      "Read only: asks each provisioner the stack's egress IPs use what is really on the hosts, and lists " +
+        "leaked, missing and misplaced addresses with the commands that fix them.",
+    )
+    .addOption(stackOption().makeOptionMandatory())
+    .option("--json", "print JSON only")
+    .addOption(
+      new Option("--timeout <seconds>", "give up on the provisioners after this long")
+        .default(300)
+        .argParser(seconds),
+    )
+    .addHelpText("after", exitHelp)
+    .exitOverride()
+    .action(async (opts: { stack: string; json?: boolean; timeout: number }) => {
+      const snapshot = await readStack(opts.stack);
+      // Loaded here: `report` never needs the provisioners (nor the AWS SDK they load).
+      const { checkStack } = require("./check-command") as typeof import("./check-command");
+      const { checkText } = require("./check-text") as typeof import("./check-text");
+      const progress = progressOn(process.stderr);
+      const result = await checkStack(snapshot, progress, AbortSignal.timeout(opts.timeout * 1000)).finally(
+        () => progress.stop(),
+      );
+      const text = opts.json
+        ? JSON.stringify({ ...result, drift: result.findings.length > 0 }, null, 2)
+        : checkText(result, styleFor(process.stdout));
+      process.stdout.write(`${text}\n`);
+      if (result.findings.length > 0) process.exitCode = exitCodes.drift;
+    });
+  return cli;
+}
+
+function seconds(value: string): number {
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("give a number of seconds, e.g. 60.");
+  return n;
+}
+
+/** Runs the CLI on `argv`; never throws: failures become one line on stderr and an exit code. */
+export async function main(argv: string[] = process.argv): Promise<void> {
+  try {
+    await program().parseAsync(argv);
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // Commander printed its one line already (or the help, which exits 0).
+      process.exitCode = e.exitCode === 0 ? exitCodes.ok : exitCodes.usage;
+      return;
+    }
+    const hint =
+      e instanceof CliError ? "" : " (unexpected; set PULUMI_EGRESS_IPAM_DEBUG=1 for the stack trace)";
+    process.stderr.write(`${failureLine(e)}${hint}\n`);
+    if (process.env.PULUMI_EGRESS_IPAM_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
+    process.exitCode = e instanceof CliError ? e.exitCode : exitCodes.usage;
+  }
+}
+
+if (require.main === module) void main();

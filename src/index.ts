@@ -1,0 +1,27 @@
+/**
+ * pulumi-egress-ipam: IP address pools and egress IPs as Pulumi dynamic resources.
+ * @packageDocumentation
+ */
+export {
+  IpPool,
+  type IpPoolArgs,
+  type IpPoolRange,
+  type PoolAllocation,
+  type PoolRef,
+} from "./resources/ip-pool/ip-pool";
+export { IpAllocation, type IpAllocationArgs } from "./resources/ip-allocation/ip-allocation";
+export {
+  EgressIp,
+  EgressIpAssignment,
+  type EgressIpArgs,
+  type EgressIpAssignmentArgs,
+} from "./resources/egress-ip/egress-ip";
+export { CidrAssignment, type CidrAssignmentArgs } from "./resources/cidr-assignment/cidr-assignment";
+export type {
+  AwsProvisionerConfig,
+  NoneProvisionerConfig,
+  ProvisionerConfig,
+} from "./provisioners/provisioner-config";
+export { typeToken } from "./resources/context";
+export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";
+export type { RangeArgs } from "./resources/pool/pool-spec";

@@ -1,0 +1,46 @@
+import { IpamError } from "../core/ipam-error";
+import { sleep } from "../provisioners/aws/ec2-retry";
+import { isConflict } from "./kube-errors";
+
+/** How often and how long a read-modify-write is retried when the API server answers 409. */
+export interface ConflictRetryPolicy {
+  /** Attempts in all, the first included (default 8). */
+  attempts: number;
+  /** First backoff; doubled per attempt, with full jitter (default 50 ms). */
+  baseMs: number;
+  /** Largest backoff (default 2 s). */
+  maxMs: number;
+}
+
+/** The default: 8 attempts, 50 ms doubling to at most 2 s, full jitter (about 5 s at worst). */
+export const defaultConflictRetry: ConflictRetryPolicy = { attempts: 8, baseMs: 50, maxMs: 2_000 };
+
+/**
+ * Runs `attempt` (a read, a change and a write carrying the `resourceVersion` read) until it does
+ * not fail with 409 Conflict, waiting a jittered, doubling backoff between attempts. Other errors
+ * are thrown at once. Bounded: after `policy.attempts` conflicts it throws IpamError `CONFLICT`
+ * naming `what` and how many writers' changes it lost to.
+ */
+export async function retryOnConflict<T>(
+  what: string,
+  attempt: (n: number) => Promise<T>,
+  policy: Partial<ConflictRetryPolicy> = {},
+  signal?: AbortSignal,
+): Promise<T> {
+  const p = { ...defaultConflictRetry, ...policy };
+  for (let n = 1; ; n++) {
+    try {
+      return await attempt(n);
+    } catch (err) {
+      if (!isConflict(err)) throw err;
+      if (n >= p.attempts) {
+        throw new IpamError(
+          "CONFLICT",
+          `${what}: the object changed under ${n} attempts in a row (409 Conflict each time); ` +
+            `another writer is updating it constantly: try again, or find that writer`,
+        );
+      }
+      await sleep(Math.random() * Math.min(p.maxMs, p.baseMs * 2 ** (n - 1)), signal);
+    }
+  }
+}

@@ -1,0 +1,287 @@
+import { AddressSet, IpamError } from "../../allocator";
+import { kubeClients, type KubeClients } from "../../kube/kube-config";
+import { retryOnConflict } from "../../kube/conflict-retry";
+import { leaseName } from "./claim-names";
+import { ClaimStore, describeHolder, isLive, ownedBy, type Claim, type ClaimFields } from "./claim-store";
+import type { Ledger, Plan, PlanRequest } from "../ledger";
+import { leaseLocker } from "./lease-lock";
+import { inProcessLocker, withLock, type Locker } from "../locker";
+import { batched } from "./plan-batch";
+
+/** Where a shared pool lives: the pool option `ledger` with durations in milliseconds. */
+export interface KubeLedgerConfig {
+  /** The pool's ledger name: stacks naming the same namespace and name share the pool. */
+  name: string;
+  namespace: string;
+  /** kubeconfig context; default the current one. */
+  context?: string;
+  /** Lease duration (default 10 s). */
+  lockDuration: number;
+  /** How long planning waits for the Lease (default 30 s). */
+  lockAcquireTimeout: number;
+}
+
+/** Settings of {@link kubeLedger}. */
+export interface KubeLedgerOptions {
+  /** The stack of every holder this ledger plans for, `<org>/<project>/<stack>`. */
+  stack: string;
+  ledger: KubeLedgerConfig;
+  /** How long a hold written at `check` keeps its address without being renewed (default 15 min). */
+  holdDuration?: number;
+  /** Clients; default {@link kubeClients} of `ledger.context`. */
+  clients?: KubeClients;
+  /** Who is asking, for lock-timeout messages. */
+  holder?: string;
+}
+
+/** The Kubernetes ledger, with what node addresses (kube-node-addresses) build on. */
+export interface KubeLedger extends Ledger {
+  /** The pool's claim objects. */
+  store: ClaimStore;
+  /** Runs `fn` under the pool's Lease and this process's lock for the pool. */
+  withPoolLock<T>(fn: () => Promise<T>): Promise<T>;
+  /** A hold's fields for `owner` of this stack, expiring after the hold duration. */
+  holdFields(owner: string, seq: number): ClaimFields;
+  /** The stack every holder of this ledger belongs to. */
+  stack: string;
+  /** `pool "<name>" (namespace "<ns>")`, for messages. */
+  what: string;
+}
+
+/** Default hold lifetime: a preview's addresses stay held this long for the `up` that follows. */
+export const defaultHoldDuration = 15 * 60_000;
+
+/**
+ * The ledger of a pool shared across stacks: one ConfigMap per address in a namespace of a
+ * Kubernetes cluster (see {@link ClaimStore}), planned under a Lease per pool.
+ *
+ * - `plan` (at `check`, preview included) reads every claim from the API server, chooses, and writes
+ *   a *hold* per address: a create, so the API server's AlreadyExists refuses a second holder of an
+ *   address whatever the Lease says. A hold lapses after `holdDuration` unless its owner plans
+ *   again (which renews it); a lapsed hold of another owner is taken over by an update carrying its
+ *   resourceVersion. An owner that holds what it asks for gets it again, so `up` gets what
+ *   `preview` showed.
+ * - `reserve` (at `create`) turns the owner's holds into *claims*, or fails naming the stack that
+ *   claimed an address in the meantime (never a substitute, never a duplicate). It does not take
+ *   the Lease: the Lease orders planning, and a claim is a write preconditioned on what was read.
+ * - `release` deletes the owner's claims, preconditioned on their uid and resourceVersion.
+ *
+ * `pool` arguments are ignored: the ledger name identifies the pool across stacks. `adopt` takes
+ * over addresses held by resources of the same stack only.
+ */
+export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
+  const cfg = opts.ledger;
+  const clients = opts.clients ?? kubeClients(cfg.context);
+  const store = new ClaimStore(clients, cfg.namespace, cfg.name);
+  const holdFor = opts.holdDuration ?? defaultHoldDuration;
+  const holder = opts.holder ?? "an operation";
+  const lockConfig = {
+    id: leaseName(cfg.name),
+    namespace: cfg.namespace,
+    lockDuration: cfg.lockDuration,
+    lockAcquireTimeout: cfg.lockAcquireTimeout,
+  };
+  const what = `pool "${cfg.name}" (namespace "${cfg.namespace}")`;
+
+  // The Lease first, so the process keeps it while its operations queue for the in-process lock.
+  const locked = async <T>(fn: () => Promise<T>): Promise<T> => {
+    const lease: Locker = leaseLocker({ clients, config: lockConfig }, holder);
+    const local = inProcessLocker(
+      { ...lockConfig, id: `kube:${clients.server}/${cfg.namespace}/${cfg.name}`, lockDuration: 120_000 },
+      holder,
+    );
+    return withLock(lease, () => withLock(local, fn));
+  };
+
+  const hold = (owner: string, seq: number): ClaimFields => ({
+    state: "hold",
+    stack: opts.stack,
+    owner,
+    seq,
+    expires: Date.now() + holdFor,
+  });
+
+  /** Writes `fields` for `ip` over whatever `existing` is (a create when there is none). */
+  const put = async (ip: string, existing: Claim | undefined, fields: ClaimFields): Promise<Claim> => {
+    if (existing) return store.replace(existing, fields);
+    const created = await store.create(ip, fields);
+    // AlreadyExists: someone wrote it since the list; the caller's retry lists again.
+    if (!created)
+      throw Object.assign(new Error(`claim of ${ip} created by someone else meanwhile`), { code: 409 });
+    return created;
+  };
+
+  /** Plans `req` against `claims` (as listed), writing holds; `claims` is kept current with them. */
+  const planOnce = async (req: PlanRequest, claims: Claim[]): Promise<Plan> => {
+    const keep = (c: Claim) => {
+      const i = claims.findIndex((x) => x.ip === c.ip);
+      if (i >= 0) claims[i] = c;
+      else claims.push(c);
+    };
+    const at = Date.now();
+    const byIp = new Map(claims.map((c) => [c.ip, c]));
+    const mine = claims.filter((c) => ownedBy(c, opts.stack, req.owner)).sort((a, b) => a.seq - b.seq);
+    const count = req.requested ? req.requested.length : (req.count ?? 1);
+    const held = mine.map((c) => c.ip);
+    let plan: Plan | undefined;
+    if (req.requested && req.requested.every((ip) => held.includes(ip)))
+      plan = { ips: [...req.requested], seq: 0 };
+    else if (!req.requested && held.length === count) plan = { ips: held, seq: mine[0]!.seq };
+    if (plan) {
+      // Planning again renews the owner's holds (claims stay claims).
+      for (const c of mine.filter((c) => c.state === "hold" && plan!.ips.includes(c.ip))) {
+        const renewed = hold(req.owner, c.seq);
+        keep(await store.replace(c, c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed));
+      }
+      return plan;
+    }
+    const live = claims.filter((c) => isLive(c, at));
+    for (const ip of req.adopt ? [] : (req.requested ?? [])) {
+      const other = byIp.get(ip);
+      if (other && isLive(other, at) && !ownedBy(other, opts.stack, req.owner)) {
+        throw new IpamError(
+          "IP_UNAVAILABLE",
+          `requested address ${ip} in ${what} is held by ${describeHolder(other)}` +
+            (other.stack === opts.stack ? "; set adopt: true to take it over" : ""),
+        );
+      }
+    }
+    const maxSeq = live.reduce((m, c) => Math.max(m, c.seq), 0);
+    const latest = live.filter((c) => c.seq === maxSeq && maxSeq > 0).map((c) => c.ip);
+    const taken = new AddressSet(live.map((c) => c.ip));
+    const seq = req.requested ? 0 : maxSeq + 1;
+    const ips: string[] = [];
+    for (let i = 0; i < count; i++) {
+      let ip: string;
+      try {
+        ip = req.requested ? req.requested[i]! : req.choose(taken, latest, i);
+      } catch (e) {
+        if (e instanceof IpamError && e.code === "POOL_EXHAUSTED") {
+          throw new IpamError("POOL_EXHAUSTED", `${e.message} (shared ${what}, ${live.length} held)`);
+        }
+        throw e;
+      }
+      taken.add(ip);
+      ips.push(ip);
+    }
+    const written: string[] = [];
+    try {
+      for (const ip of ips) {
+        const existing = byIp.get(ip);
+        if (existing && ownedBy(existing, opts.stack, req.owner) && existing.state === "claim") continue;
+        if (existing && isLive(existing, at) && existing.stack !== opts.stack && req.adopt) {
+          throw new IpamError(
+            "IP_UNAVAILABLE",
+            `${ip} in ${what} is held by ${describeHolder(existing)}; adopt takes over addresses of this stack only`,
+          );
+        }
+        // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
+        const takenFrom =
+          existing && !ownedBy(existing, opts.stack, req.owner)
+            ? `${existing.stack} ${existing.owner}`
+            : undefined;
+        keep(await put(ip, existing, { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) }));
+        written.push(ip);
+      }
+    } catch (e) {
+      // Nothing half-planned stays held (a dual-stack pool whose second write lost a race).
+      await releaseIps(req.owner, written).catch(() => undefined);
+      throw e;
+    }
+    // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
+    // run fails naming it; the new hold just written is what the owner's next plan gets.
+    const lost = claims.find((c) => c.takenFrom === `${opts.stack} ${req.owner}` && !ips.includes(c.ip));
+    if (lost) {
+      throw new IpamError(
+        "IP_UNAVAILABLE",
+        `address ${lost.ip} in ${what}, planned for ${req.owner} earlier (e.g. at preview), was taken by ` +
+          `${describeHolder(lost)} after its hold lapsed; ${ips.join(", ")} is held for it now: run the update again`,
+      );
+    }
+    return { ips, seq };
+  };
+
+  const releaseIps = async (owner: string, ips?: string[]): Promise<void> => {
+    const targets = ips ? await Promise.all(ips.map((ip) => store.read(ip))) : await store.list();
+    for (const c of targets) {
+      if (!c || !ownedBy(c, opts.stack, owner)) continue;
+      await retryOnConflict(`releasing ${c.ip} in ${what}`, async (n) => {
+        const current = n === 1 ? c : await store.read(c.ip);
+        if (current && ownedBy(current, opts.stack, owner)) await store.delete(current);
+      });
+    }
+  };
+
+  /** Plans `req`, listing the claims again after a lost race; `listed` is a fresh list to start from. */
+  const plan = (req: PlanRequest, listed?: Claim[]) =>
+    retryOnConflict(`planning ${req.owner} in ${what}`, async (n) =>
+      planOnce(req, n === 1 && listed ? listed : await store.list()),
+    );
+
+  return {
+    store,
+    withPoolLock: locked,
+    holdFields: hold,
+    stack: opts.stack,
+    what,
+    plan: (req) =>
+      batched(`${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`, locked, {
+        list: () => store.list(),
+        run: (claims) => plan(req, claims),
+      }),
+
+    planAhead: async (requests) => {
+      if (requests.length === 0) return;
+      await locked(async () => {
+        // One list for all: the Lease and the in-process lock are held, and `planOnce` keeps it current.
+        let claims = await store.list();
+        for (const req of requests) {
+          // An automatic holder that holds addresses keeps them (or its own check plans it again).
+          if (!req.requested && claims.some((c) => ownedBy(c, opts.stack, req.owner))) continue;
+          // One whose earlier hold was taken over: its own check plans it, and says so.
+          if (claims.some((c) => c.takenFrom === `${opts.stack} ${req.owner}`)) continue;
+          try {
+            await plan(req, claims);
+          } catch (e) {
+            claims = await store.list();
+            // Its own check reports why; but an unreachable ledger fails this check too.
+            if ((e as { code?: string }).code === "LEDGER_UNAVAILABLE") throw e;
+          }
+        }
+      });
+    },
+
+    // No Lease: the Lease orders planning; a claim is a write preconditioned on what was read.
+    reserve: (_pool, owner, planned, adopt) =>
+      retryOnConflict(`claiming ${planned.ips.join(", ")} for ${owner} in ${what}`, async () => {
+        const at = Date.now();
+        for (const ip of planned.ips) {
+          const c = await store.read(ip);
+          const foreign = c && !ownedBy(c, opts.stack, owner) && isLive(c, at);
+          if (foreign && !(adopt && c.stack === opts.stack)) {
+            throw new IpamError(
+              "IP_UNAVAILABLE",
+              `planned address ${ip} in ${what} was taken by ${describeHolder(c)} after it was planned ` +
+                `(its hold lapsed); run the update again to plan another`,
+            );
+          }
+          const takenFrom = c && !ownedBy(c, opts.stack, owner) ? `${c.stack} ${c.owner}` : c?.takenFrom;
+          const claim = { state: "claim" as const, stack: opts.stack, owner, seq: planned.seq, expires: 0 };
+          await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim);
+        }
+      }),
+
+    release: (_pool, owner, ips) => releaseIps(owner, ips),
+
+    holders: async () => {
+      const at = Date.now();
+      const claims = (await store.list()).filter((c) => isLive(c, at));
+      return new Map(
+        claims.map((c) => [
+          c.ip,
+          c.stack === opts.stack && c.state === "claim" ? c.owner : describeHolder(c),
+        ]),
+      );
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { ledgerNameProblem, namespaceProblem, parseDuration } from "./kubernetes/claim-names";
+import { kubeLedger, type KubeLedgerConfig } from "./kubernetes/kube-ledger";
+import type { Ledger } from "./ledger";
+import { stackLedger } from "./stack/stack-ledger";
+import type { Failure } from "../resources/pool/pool-spec";
+import { errorMessage } from "../resources/provider-props";
+
+/** The pool option `ledger` as the program gives it. */
+export interface LedgerArgs {
+  kind: "kubernetes";
+  /** The pool's name in the ledger: stacks naming the same namespace and name share the pool. */
+  name: string;
+  /** Namespace of the pool's Lease and ConfigMaps. */
+  namespace: string;
+  /** kubeconfig context (default: the current context). */
+  context?: string;
+  /** How long a planner keeps the pool's Lease without renewing it (default "10s"). */
+  lockDuration?: string;
+  /** How long planning waits for the Lease before failing (default "30s"). */
+  lockAcquireTimeout?: string;
+}
+
+const defaults = { lockDuration: "10s", lockAcquireTimeout: "30s" } as const;
+
+/**
+ * Validates the pool option `ledger` (undefined: the stack's own state). Every problem comes back
+ * as a failure under `<at>ledger.<field>`.
+ */
+export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerConfig; failures: Failure[] } {
+  if (value === undefined || value === null) return { failures: [] };
+  const failures: Failure[] = [];
+  const fail = (field: string, reason: string) => failures.push({ property: `${at}ledger.${field}`, reason });
+  const v = value as Partial<LedgerArgs>;
+  if (v.kind !== "kubernetes")
+    fail("kind", `unknown ledger kind ${JSON.stringify(v.kind)}; use "kubernetes"`);
+  const nameProblem = ledgerNameProblem(v.name);
+  if (nameProblem) fail("name", nameProblem);
+  const nsProblem = namespaceProblem(v.namespace);
+  if (nsProblem) fail("namespace", nsProblem);
+  if (v.context !== undefined && (typeof v.context !== "string" || v.context === "")) {
+    fail("context", "give a kubeconfig context name, or leave context out for the current one");
+  }
+  const durations = { lockDuration: 0, lockAcquireTimeout: 0 };
+  for (const key of ["lockDuration", "lockAcquireTimeout"] as const) {
+    try {
+      durations[key] = parseDuration(v[key] ?? defaults[key], key);
+    } catch (e) {
+      fail(key, errorMessage(e));
+    }
+  }
+  if (failures.length > 0) return { failures };
+  const config: KubeLedgerConfig = { name: v.name!, namespace: v.namespace!, ...durations };
+  if (v.context !== undefined) config.context = v.context;
+  return { config, failures };
+}
+
+/**
+ * The ledger of a pool: the Kubernetes ledger when the pool has a valid `ledger` option, the
+ * stack's own state otherwise.
+ * @param stack - `<org>/<project>/<stack>` of the resource asking.
+ * @param ledger - the pool's `ledger` option (already validated by the pool's check).
+ * @param holder - who is asking, for lock-timeout messages.
+ */
+export function ledgerFor(stack: string, ledger: unknown, holder: string): Ledger {
+  const { config } = resolveLedger(ledger);
+  return config ? kubeLedger({ stack, ledger: config, holder }) : stackLedger({ stack, holder });
+}

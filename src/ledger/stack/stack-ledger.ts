@@ -1,0 +1,200 @@
+import { AddressSet, IpamError } from "../../allocator";
+import { poolRecords } from "./allocation-record";
+import type { Ledger, Plan, PlanRequest } from "../ledger";
+import { defaultLockTimings, inProcessLocker, withLock, type LockConfig } from "../locker";
+import { forget, shared } from "../../core/process-registry";
+import { exportStackResources, type CheckpointResource } from "./stack-checkpoint";
+
+/** Settings of {@link stackLedger}. */
+export interface StackLedgerOptions {
+  /** Fully qualified stack name, `<org>/<project>/<stack>`. */
+  stack: string;
+  /** Reads the stack's checkpoint; default `pulumi stack export`. Tests pass fabricated exports. */
+  load?: (stack: string) => Promise<CheckpointResource[]>;
+  /** Lock timings in milliseconds. */
+  lock?: Pick<LockConfig, "lockDuration" | "lockAcquireTimeout">;
+  /** Who is asking, for lock-timeout messages (e.g. `IpAllocation "web" create`). */
+  holder?: string;
+}
+
+/** One pool's taken set in this process: the checkpoint's records plus this process's changes. */
+class PoolBook {
+  loaded = false;
+  readonly taken = new AddressSet();
+  /** Holder of every taken address. */
+  readonly byIp = new Map<string, string>();
+  /** Addresses of every holder. */
+  readonly byOwner = new Map<string, Set<string>>();
+  /** The highest `seq` among each holder's records. */
+  readonly seqOf = new Map<string, number>();
+  /** Plans made in this process, by owner, so a repeated plan returns the same addresses. */
+  readonly plans = new Map<string, Plan>();
+  maxSeq = 0;
+  /** Addresses of the newest record (highest seq): the round-robin cursor. */
+  latest: string[] = [];
+
+  hold(ip: string, owner: string, seq: number): void {
+    const previous = this.byIp.get(ip);
+    if (previous !== undefined && previous !== owner) this.byOwner.get(previous)?.delete(ip);
+    this.byIp.set(ip, owner);
+    this.byOwner.set(owner, (this.byOwner.get(owner) ?? new Set()).add(ip));
+    this.seqOf.set(owner, Math.max(seq, this.seqOf.get(owner) ?? 0));
+    this.taken.add(ip);
+    if (seq === 0) return;
+    if (seq > this.maxSeq) {
+      this.maxSeq = seq;
+      this.latest = [ip];
+    } else if (seq === this.maxSeq && !this.latest.includes(ip)) {
+      this.latest.push(ip);
+    }
+  }
+
+  free(ip: string): void {
+    const owner = this.byIp.get(ip);
+    if (owner !== undefined) this.byOwner.get(owner)?.delete(ip);
+    this.byIp.delete(ip);
+    this.taken.delete(ip);
+  }
+
+  conflict(ip: string, owner: string, pool: string, what: string, hint = ""): IpamError | undefined {
+    const holder = this.byIp.get(ip);
+    if (holder === undefined || holder === owner) return undefined;
+    return new IpamError("IP_UNAVAILABLE", `${what} ${ip} in pool ${pool} is held by ${holder}${hint}`);
+  }
+
+  /**
+   * Plans `req` unless its owner planned in this process already or holds what it asks for: the
+   * requested addresses, or as many addresses as it needs (the record of an interrupted create,
+   * whose address it takes back rather than leaving it taken until the record is gone).
+   * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner (unless
+   *   adopted), and whatever the chooser throws.
+   */
+  plan(req: PlanRequest): Plan {
+    const previous = this.plans.get(req.owner) ?? this.holding(req);
+    if (previous) {
+      this.plans.set(req.owner, previous);
+      return previous;
+    }
+    for (const ip of req.adopt ? [] : (req.requested ?? [])) {
+      const err = this.conflict(
+        ip,
+        req.owner,
+        req.pool,
+        "requested address",
+        "; set adopt: true to take it over",
+      );
+      if (err) throw err;
+    }
+    const seq = req.requested ? 0 : this.maxSeq + 1;
+    const ips: string[] = [];
+    const count = req.requested ? req.requested.length : (req.count ?? 1);
+    const cursor = { maxSeq: this.maxSeq, latest: this.latest };
+    try {
+      for (let i = 0; i < count; i++) {
+        const ip = req.requested ? req.requested[i]! : req.choose(this.taken, this.latest, i);
+        this.hold(ip, req.owner, seq);
+        ips.push(ip);
+      }
+    } catch (e) {
+      // Nothing half-planned stays held (a dual-stack pool whose second family is exhausted).
+      for (const ip of ips) this.free(ip);
+      Object.assign(this, cursor);
+      throw e;
+    }
+    const plan = { ips, seq };
+    this.plans.set(req.owner, plan);
+    return plan;
+  }
+
+  /** What the owner holds already, when it is what `req` asks for. */
+  private holding(req: PlanRequest): Plan | undefined {
+    const held = [...(this.byOwner.get(req.owner) ?? [])];
+    if (req.requested) {
+      return req.requested.every((ip) => held.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;
+    }
+    return held.length === (req.count ?? 1) ? { ips: held, seq: this.seqOf.get(req.owner) ?? 0 } : undefined;
+  }
+}
+
+// One export per stack per process, shared by all pools; a failed export is retried next time.
+function cachedExport(stack: string, load: (stack: string) => Promise<CheckpointResource[]>) {
+  return shared("stack-export", stack, () => {
+    const p = load(stack);
+    p.catch(() => forget("stack-export", stack));
+    return p;
+  });
+}
+
+/**
+ * The default ledger: the stack's own Pulumi state. The first operation on a pool in this process
+ * rebuilds its taken set from the stack's checkpoint (every record of the pool, including
+ * resources pending deletion or replacement and interrupted creates); afterwards this process's
+ * plans, reservations and releases keep it current. Operations on one pool are serialized by the
+ * stack-scoped in-process lock `<org>/<project>/<stack>/<pool>`.
+ *
+ * The round-robin cursor is the addresses of the record with the highest `seq`, so it carries over
+ * to the next deployment. Requested addresses do not move it (unlike host-local): a holder whose
+ * requested address comes from another resource cannot be known to the other holders' plans. It
+ * cannot cover one case: when the most recent allocations are deleted, their records leave state
+ * and the next deployment resumes after the newest surviving record, so addresses released after
+ * it may be handed out again before the rest of the pool has been used.
+ */
+export function stackLedger(opts: StackLedgerOptions): Ledger {
+  const load = opts.load ?? ((stack: string) => exportStackResources(stack));
+  const timings = opts.lock ?? defaultLockTimings;
+  const holder = opts.holder ?? "an operation";
+
+  const locked = async <T>(pool: string, fn: (b: PoolBook) => T): Promise<T> => {
+    const id = `${opts.stack}/${pool}`;
+    const locker = inProcessLocker({ id, namespace: "", ...timings }, holder);
+    return withLock(locker, async () => {
+      const b = shared("pool-book", id, () => new PoolBook());
+      if (!b.loaded) {
+        for (const r of poolRecords(await cachedExport(opts.stack, load), pool)) {
+          for (const ip of r.ips) b.hold(ip, r.owner, r.seq);
+        }
+        b.loaded = true;
+      }
+      return fn(b);
+    });
+  };
+
+  return {
+    plan: (req: PlanRequest) => locked(req.pool, (b) => b.plan(req)),
+
+    planAhead: async (requests) => {
+      if (requests.length === 0) return;
+      await locked(requests[0]!.pool, (b) => {
+        for (const req of requests) {
+          // An automatic holder that holds addresses keeps them (or its own check plans it).
+          if (!req.requested && (b.byOwner.get(req.owner)?.size ?? 0) > 0) continue;
+          try {
+            b.plan(req);
+          } catch {
+            // Its own check reports why; the holders after it are planned as the engine would.
+          }
+        }
+      });
+    },
+
+    reserve: (pool, owner, plan, adopt) =>
+      locked(pool, (b) => {
+        for (const ip of adopt ? [] : plan.ips) {
+          const hint = "; it was taken after it was planned: run the update again to plan another";
+          const err = b.conflict(ip, owner, pool, "planned address", hint);
+          if (err) throw err;
+        }
+        for (const ip of plan.ips) b.hold(ip, owner, plan.seq);
+        b.plans.set(owner, plan);
+      }),
+
+    release: (pool, owner, ips) =>
+      locked(pool, (b) => {
+        const targets = ips ?? [...(b.byOwner.get(owner) ?? [])];
+        for (const ip of targets) if (b.byIp.get(ip) === owner) b.free(ip);
+        b.plans.delete(owner);
+      }),
+
+    holders: (pool) => locked(pool, (b) => new Map(b.byIp)),
+  };
+}

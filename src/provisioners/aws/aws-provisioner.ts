@@ -1,0 +1,300 @@
+import { canonicalAddress } from "../../allocator";
+import { parseAddress } from "../../allocator/address";
+import { parsePrefix } from "../../allocator/prefix";
+import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
+import { hostLabel, HostInventory, primaryInterface } from "./hosts";
+import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
+import type { EgressIPProvisioner } from "../egress-ip-provisioner";
+import type { AwsProvisionerConfig } from "../provisioner-config";
+
+/** Tuning of the `aws` provisioner that does not belong in state (tests shorten the waits). */
+export interface AwsProvisionerOptions {
+  /** Retry and backoff; see {@link RetryPolicy}. */
+  retry?: Partial<RetryPolicy>;
+  /** How long a zone's list of eligible hosts is reused when choosing hosts (default 15 s). */
+  inventoryTtlMs?: number;
+}
+
+/** True when the IPv4/IPv6 address lies inside the CIDR. */
+function inCidr(ip: string, cidr: string): boolean {
+  const a = parseAddress(ip);
+  const p = parsePrefix(cidr);
+  return a.family === p.family && a.value >= p.network && a.value <= p.last;
+}
+
+function overlaps(a: string, b: string): boolean {
+  const x = parsePrefix(a);
+  const y = parsePrefix(b);
+  return x.family === y.family && x.network <= y.last && y.network <= x.last;
+}
+
+const holds = (eni: Eni, ip: string) => eni.addresses.some((a) => a.ip === ip);
+
+/** An EC2 failure rethrown with what we were doing, the EC2 code and message, and what to do. */
+function ec2Failure(doing: string, err: unknown, hint = ""): Error {
+  const code = ec2ErrorCode(err);
+  const message = err instanceof Error ? err.message : String(err);
+  return new Error(`${doing} failed: ${code ? `${code}: ` : ""}${message}${hint ? `; ${hint}` : ""}`, {
+    cause: err,
+  });
+}
+
+/**
+ * The `aws` provisioner: egress IPs are secondary private IPv4 addresses of the primary network
+ * interface of EC2 instances (hosts: instance IDs or private DNS names; failure domains:
+ * availability zones). Uses the AWS SDK v3 with the default credential chain; every call is
+ * retried on throttling and, where a resource must exist, on eventual consistency.
+ */
+export function awsProvisioner(
+  config: AwsProvisionerConfig,
+  options: AwsProvisionerOptions = {},
+): EgressIPProvisioner {
+  const region = config.region;
+  const ec2 = new Ec2({
+    region,
+    endpoint: config.endpoint,
+    retry: { ...defaultRetryPolicy, ...options.retry },
+  });
+  const hosts = new HostInventory(ec2, {
+    region,
+    hostTags: config.hostTags ?? {},
+    ttlMs: options.inventoryTtlMs ?? 15_000,
+  });
+  const subnets = new Map<string, Promise<Subnet>>();
+
+  const subnetOf = (id: string, signal?: AbortSignal): Promise<Subnet> => {
+    let subnet = subnets.get(id);
+    if (!subnet) {
+      subnet = ec2.subnets([id], signal).then(([s]) => {
+        if (!s) throw new Error(`subnet ${id} was not found in ${region}`);
+        return s;
+      });
+      subnet.catch(() => subnets.delete(id));
+      subnets.set(id, subnet);
+    }
+    return subnet;
+  };
+
+  const mustFind = async (host: string, signal?: AbortSignal): Promise<Ec2Instance> => {
+    const instance = await hosts.find(host, signal);
+    if (!instance) {
+      throw new Error(
+        `no EC2 instance "${host}" in ${region} (looked up by ${hosts.describeLookup(host)}); ` +
+          `give the instance ID or private DNS name of a running instance`,
+      );
+    }
+    return instance;
+  };
+
+  /** A running host, its primary interface and that interface's subnet: where a new address goes. */
+  const target = async (host: string, signal?: AbortSignal) => {
+    const instance = await mustFind(host, signal);
+    if (instance.state !== "running" && instance.state !== "pending") {
+      throw new Error(
+        `host ${hostLabel(instance)} is ${instance.state}: egress IPs go on running instances; ` +
+          `start it, or let the provisioner choose another host in ${instance.availabilityZone}`,
+      );
+    }
+    const eni = primaryInterface(instance);
+    if (!eni) throw new Error(`host ${hostLabel(instance)} has no network interface to put an egress IP on`);
+    return { instance, eni, subnet: await subnetOf(eni.subnetId, signal) };
+  };
+
+  const outsideSubnet = (ip: string, instance: Ec2Instance, eni: Eni, subnet: Subnet) =>
+    new Error(
+      `cannot put ${ip} on host ${hostLabel(instance)}: its interface ${eni.id} is in subnet ${subnet.id} ` +
+        `(${subnet.cidr}, ${subnet.availabilityZone}), which does not contain ${ip}; plan the address from a ` +
+        `pool whose range lies in ${subnet.cidr}, or place it on a host in the subnet that contains it`,
+    );
+
+  /** An assignment failure, with what to do where EC2 says why (a full interface, an address in use). */
+  const assignFailure = async (doing: string, err: unknown, instance: Ec2Instance, eni: Eni, ip?: string) => {
+    const code = ec2ErrorCode(err);
+    if (code === "PrivateIpAddressLimitExceeded") {
+      const limit = await ec2.ipsPerInterface(instance.instanceType).catch(() => undefined);
+      const takes = limit
+        ? ` (a ${instance.instanceType} interface takes ${limit} IPv4 addresses, the primary included)`
+        : "";
+      return ec2Failure(
+        doing,
+        err,
+        `host ${hostLabel(instance)} has no room for another address on ${eni.id}${takes}: ` +
+          `remove unused addresses there, or choose another host`,
+      );
+    }
+    if (ip && /in use|InUse/.test(`${code} ${String(err)}`)) {
+      return ec2Failure(doing, err, `${ip} was taken in ${eni.subnetId} meanwhile: exclude it from the pool`);
+    }
+    return ec2Failure(doing, err);
+  };
+
+  /** Takes `ip` off every interface of the host except `keep`; a missing host or address is fine. */
+  const removeFrom = async (ip: string, host: string, keep: string | undefined, signal?: AbortSignal) => {
+    const instance = await hosts.find(host, signal);
+    if (!instance) return;
+    for (const eni of instance.interfaces) {
+      if (eni.id === keep || !eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
+      try {
+        await ec2.unassign(eni.id, [ip], signal);
+      } catch (err) {
+        const code = ec2ErrorCode(err);
+        // Gone already: the interface was deleted, or the address left it in the meantime.
+        if (code === "InvalidNetworkInterfaceID.NotFound") continue;
+        if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) continue;
+        throw ec2Failure(`removing ${ip} from ${eni.id} of host ${hostLabel(instance)}`, err);
+      }
+      hosts.removed(instance.id);
+    }
+  };
+
+  /** Every interface in a subnet that overlaps one of the CIDRs. */
+  const interfacesWithin = async (cidrs: string[], signal?: AbortSignal): Promise<Eni[]> => {
+    for (const cidr of cidrs) parsePrefix(cidr);
+    // By subnet, then client-side: the `addresses.private-ip-address` filter is not reliable for
+    // secondary addresses everywhere (moto matches primaries only).
+    const all = await ec2.subnets(undefined, signal);
+    const overlapping = all.filter((s) => cidrs.some((c) => overlaps(c, s.cidr))).map((s) => s.id);
+    return overlapping.length === 0 ? [] : ec2.interfacesInSubnets(overlapping, signal);
+  };
+
+  return {
+    findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
+
+    hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
+
+    async addSpecifiedIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const { instance, eni, subnet } = await target(host, signal);
+      if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
+      if (holds(eni, ip)) return hosts.placed(instance.id);
+      const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
+      if (holder && holder.id !== eni.id) {
+        throw new Error(
+          `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
+            `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
+            `in subnet ${subnet.id}; free it there, or exclude it from the pool so that another address is planned`,
+        );
+      }
+      if (!holder) {
+        await ec2.assign(eni.id, { ips: [ip], allowReassignment: false }, signal).catch(async (err) => {
+          const doing = `assigning ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
+          throw await assignFailure(doing, err, instance, eni, ip);
+        });
+      }
+      hosts.placed(instance.id);
+    },
+
+    async addRandomIP(host, signal) {
+      const { instance, eni } = await target(host, signal);
+      const before = new Set(eni.addresses.map((a) => a.ip));
+      const listed = await ec2.assign(eni.id, { count: 1 }, signal).catch(async (err) => {
+        const doing = `assigning a new address to ${eni.id} of host ${hostLabel(instance)}`;
+        throw await assignFailure(doing, err, instance, eni);
+      });
+      const fresh = listed.length === 1 ? listed : listed.filter((ip) => !before.has(ip));
+      if (fresh.length !== 1) {
+        throw new Error(
+          `asked EC2 for one new address on ${eni.id} of host ${hostLabel(instance)} and got ${fresh.length} ` +
+            `(${fresh.join(", ") || "none"}); check the interface and unassign what is not wanted`,
+        );
+      }
+      hosts.placed(instance.id);
+      return canonicalAddress(fresh[0]!);
+    },
+
+    async removeIP(rawIp, host, signal) {
+      await removeFrom(canonicalAddress(rawIp), host, undefined, signal);
+    },
+
+    async moveIP(rawIp, oldHost, newHost, signal) {
+      const ip = canonicalAddress(rawIp);
+      const [{ instance, eni, subnet }, old] = await Promise.all([
+        target(newHost, signal),
+        hosts.find(oldHost, signal),
+      ]);
+      if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
+      if (!holds(eni, ip)) {
+        // Reassignment takes the address from whichever interface has it: make sure that is the old host.
+        const oldEnis = new Set(old?.interfaces.map((n) => n.id));
+        const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
+        if (holder && !oldEnis.has(holder.id) && holder.instanceId !== oldHost && holder.id !== eni.id) {
+          throw new Error(
+            `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is used by ${holder.id}` +
+              `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}, not by ${oldHost}; ` +
+              `free it there, or exclude it from the pool`,
+          );
+        }
+        await ec2.assign(eni.id, { ips: [ip], allowReassignment: true }, signal).catch(async (err) => {
+          const doing = `moving ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
+          throw await assignFailure(doing, err, instance, eni);
+        });
+        hosts.placed(instance.id);
+      }
+      // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
+      // would keep answering for it.
+      await removeFrom(ip, oldHost, eni.id, signal);
+    },
+
+    async checkIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const instance = await hosts.find(host, signal);
+      if (!instance) {
+        throw new Error(
+          `egress IP ${ip} is not on host ${host}: there is no EC2 instance ${host} in ${region} any more; ` +
+            `run pulumi up to place the address on another host of its availability zone`,
+        );
+      }
+      if (instance.state !== "running" && instance.state !== "pending") {
+        throw new Error(
+          `egress IP ${ip} is not served by host ${hostLabel(instance)}: the instance is ${instance.state}; ` +
+            `run pulumi up to move the address to a running host of ${instance.availabilityZone}`,
+        );
+      }
+      if (!instance.interfaces.some((n) => holds(n, ip))) {
+        const enis = instance.interfaces.map((n) => n.id).join(", ") || "none";
+        throw new Error(
+          `egress IP ${ip} is not assigned to host ${hostLabel(instance)} (interfaces: ${enis}); ` +
+            `run pulumi up to put it back`,
+        );
+      }
+    },
+
+    async assignCIDR() {},
+
+    async usedAddresses(cidrs, signal) {
+      const used = new Map<string, bigint>();
+      for (const eni of await interfacesWithin(cidrs, signal)) {
+        for (const { ip } of eni.addresses) {
+          if (cidrs.some((c) => inCidr(ip, c))) used.set(canonicalAddress(ip), parseAddress(ip).value);
+        }
+      }
+      return [...used].sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ip]) => ip);
+    },
+
+    async placements(cidrs, signal) {
+      const enis = await interfacesWithin(cidrs, signal);
+      // A host may be named by its private DNS name in state (the OpenShift node name on AWS).
+      const ids = [...new Set(enis.flatMap((n) => (n.instanceId ? [n.instanceId] : [])))];
+      const dnsNames = new Map<string, string>();
+      for (let i = 0; i < ids.length; i += 200) {
+        const filter = [{ Name: "instance-id", Values: ids.slice(i, i + 200) }];
+        for (const instance of await ec2.instances(filter, signal)) {
+          if (instance.privateDnsName) dnsNames.set(instance.id, instance.privateDnsName);
+        }
+      }
+      const where = `--region ${region}${config.endpoint ? ` --endpoint-url ${config.endpoint}` : ""}`;
+      return enis.flatMap((eni) =>
+        eni.addresses
+          .filter((a) => !a.primary && cidrs.some((c) => inCidr(a.ip, c)))
+          .map((a) => ({
+            ip: canonicalAddress(a.ip),
+            host: eni.instanceId ?? eni.id,
+            aliases: eni.instanceId && dnsNames.has(eni.instanceId) ? [dnsNames.get(eni.instanceId)!] : [],
+            removeCommand:
+              `aws ec2 unassign-private-ip-addresses ${where} ` +
+              `--network-interface-id ${eni.id} --private-ip-addresses ${a.ip}`,
+          })),
+      );
+    },
+  };
+}

@@ -1,0 +1,279 @@
+import type {
+  _InstanceType,
+  EC2Client,
+  Filter,
+  Instance,
+  InstanceNetworkInterface,
+  NetworkInterface,
+} from "@aws-sdk/client-ec2";
+import { ec2ErrorCode, withRetry, type RetryPolicy } from "./ec2-retry";
+
+// Loaded when the first provisioner is built: the SDK takes most of a second to load, and stacks
+// that use another provisioner never need it.
+const sdk = () => require("@aws-sdk/client-ec2") as typeof import("@aws-sdk/client-ec2");
+
+/** A private IPv4 address of an interface. */
+export interface EniAddress {
+  ip: string;
+  primary: boolean;
+}
+
+/** The parts of an elastic network interface the provisioner works with. */
+export interface Eni {
+  id: string;
+  subnetId: string;
+  /** Position on its instance; 0 is the primary interface. Undefined when detached. */
+  deviceIndex?: number;
+  /** The instance it is attached to, if any. */
+  instanceId?: string;
+  description?: string;
+  addresses: EniAddress[];
+}
+
+/** The parts of an EC2 instance the provisioner works with. */
+export interface Ec2Instance {
+  id: string;
+  /** `pending`, `running`, `stopping`, `stopped`, `shutting-down` or `terminated`. */
+  state: string;
+  availabilityZone: string;
+  instanceType: string;
+  privateDnsName: string;
+  interfaces: Eni[];
+}
+
+/** A subnet's ID, IPv4 CIDR and availability zone. */
+export interface Subnet {
+  id: string;
+  cidr: string;
+  availabilityZone: string;
+}
+
+/** Where the EC2 API is and how calls to it are retried. Credentials come from the default chain. */
+export interface Ec2Options {
+  region: string;
+  endpoint?: string;
+  retry: RetryPolicy;
+}
+
+const addressesOf = (list: { PrivateIpAddress?: string; Primary?: boolean }[] | undefined): EniAddress[] =>
+  (list ?? []).flatMap((a) =>
+    a.PrivateIpAddress ? [{ ip: a.PrivateIpAddress, primary: Boolean(a.Primary) }] : [],
+  );
+
+function instanceEni(n: InstanceNetworkInterface): Eni {
+  return {
+    id: n.NetworkInterfaceId ?? "",
+    subnetId: n.SubnetId ?? "",
+    deviceIndex: n.Attachment?.DeviceIndex,
+    description: n.Description,
+    addresses: addressesOf(n.PrivateIpAddresses),
+  };
+}
+
+function standaloneEni(n: NetworkInterface): Eni {
+  return {
+    id: n.NetworkInterfaceId ?? "",
+    subnetId: n.SubnetId ?? "",
+    deviceIndex: n.Attachment?.DeviceIndex,
+    instanceId: n.Attachment?.InstanceId,
+    description: n.Description,
+    addresses: addressesOf(n.PrivateIpAddresses),
+  };
+}
+
+function toInstance(i: Instance): Ec2Instance {
+  const id = i.InstanceId ?? "";
+  return {
+    id,
+    state: i.State?.Name ?? "unknown",
+    availabilityZone: i.Placement?.AvailabilityZone ?? "",
+    instanceType: i.InstanceType ?? "",
+    privateDnsName: i.PrivateDnsName ?? "",
+    interfaces: (i.NetworkInterfaces ?? []).map((n) => ({ ...instanceEni(n), instanceId: id })),
+  };
+}
+
+/** Splits a long filter value list: EC2 accepts at most 200 values per filter. */
+function chunks<T>(items: T[], size = 200): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+/**
+ * The EC2 calls of the AWS provisioner, with pagination, retries (see {@link withRetry}) and
+ * abort signals, returning small plain records. One client per provisioner; the SDK's own retries
+ * are off so that backoff happens in one place.
+ */
+export class Ec2 {
+  private readonly client: EC2Client;
+  private readonly retry: RetryPolicy;
+  private readonly ipsPerInterfaceByType = new Map<string, Promise<number>>();
+
+  constructor(options: Ec2Options) {
+    this.client = new (sdk().EC2Client)({
+      region: options.region,
+      endpoint: options.endpoint,
+      maxAttempts: 1,
+    });
+    this.retry = options.retry;
+  }
+
+  private call<T>(send: (signal?: AbortSignal) => Promise<T>, signal?: AbortSignal, awaitVisible = false) {
+    return withRetry(send, { policy: this.retry, signal, awaitVisible });
+  }
+
+  /**
+   * Instances by ID. An unknown ID is retried within the consistency window (it may have just been
+   * created), then reported as absent rather than as an error.
+   */
+  async instanceById(id: string, signal?: AbortSignal): Promise<Ec2Instance | undefined> {
+    try {
+      const out = await this.call(
+        (abortSignal) =>
+          this.client.send(new (sdk().DescribeInstancesCommand)({ InstanceIds: [id] }), { abortSignal }),
+        signal,
+        true,
+      );
+      const found = (out.Reservations ?? []).flatMap((r) => r.Instances ?? []).map(toInstance);
+      return found.find((i) => i.id === id);
+    } catch (err) {
+      const code = ec2ErrorCode(err);
+      if (code === "InvalidInstanceID.NotFound" || code === "InvalidInstanceID.Malformed") return undefined;
+      throw err;
+    }
+  }
+
+  /** Every page of a paginated call: `page` asks for the page after `NextToken`. */
+  private async allPages<Out extends { NextToken?: string }>(
+    page: (NextToken: string | undefined, abortSignal?: AbortSignal) => Promise<Out>,
+    signal: AbortSignal | undefined,
+    awaitVisible = false,
+  ): Promise<Out[]> {
+    const pages: Out[] = [];
+    let NextToken: string | undefined;
+    do {
+      const out = await this.call((abortSignal) => page(NextToken, abortSignal), signal, awaitVisible);
+      pages.push(out);
+      NextToken = out.NextToken;
+    } while (NextToken);
+    return pages;
+  }
+
+  /** Every instance matching the filters, all pages. */
+  async instances(filters: Filter[], signal?: AbortSignal): Promise<Ec2Instance[]> {
+    const pages = await this.allPages(
+      (NextToken, abortSignal) =>
+        this.client.send(new (sdk().DescribeInstancesCommand)({ Filters: filters, NextToken }), {
+          abortSignal,
+        }),
+      signal,
+    );
+    return pages.flatMap((out) =>
+      (out.Reservations ?? []).flatMap((r) => (r.Instances ?? []).map(toInstance)),
+    );
+  }
+
+  /** Every network interface in the given subnets, all pages. */
+  async interfacesInSubnets(subnetIds: string[], signal?: AbortSignal): Promise<Eni[]> {
+    const found: Eni[] = [];
+    for (const ids of chunks([...new Set(subnetIds)])) {
+      const Filters = [{ Name: "subnet-id", Values: ids }];
+      const pages = await this.allPages(
+        (NextToken, abortSignal) =>
+          this.client.send(new (sdk().DescribeNetworkInterfacesCommand)({ Filters, NextToken }), {
+            abortSignal,
+          }),
+        signal,
+      );
+      found.push(...pages.flatMap((out) => (out.NetworkInterfaces ?? []).map(standaloneEni)));
+    }
+    return found;
+  }
+
+  /** Subnets by ID (all of the region's when `ids` is undefined), all pages. */
+  async subnets(ids: string[] | undefined, signal?: AbortSignal): Promise<Subnet[]> {
+    const pages = await this.allPages(
+      (NextToken, abortSignal) =>
+        this.client.send(new (sdk().DescribeSubnetsCommand)({ SubnetIds: ids, NextToken }), { abortSignal }),
+      signal,
+      ids !== undefined,
+    );
+    return pages.flatMap((out) =>
+      (out.Subnets ?? []).flatMap((s) =>
+        s.SubnetId && s.CidrBlock
+          ? [{ id: s.SubnetId, cidr: s.CidrBlock, availabilityZone: s.AvailabilityZone ?? "" }]
+          : [],
+      ),
+    );
+  }
+
+  /** IPv4 addresses one interface of this instance type can carry, the primary included (cached). */
+  ipsPerInterface(instanceType: string, signal?: AbortSignal): Promise<number> {
+    let limit = this.ipsPerInterfaceByType.get(instanceType);
+    if (!limit) {
+      limit = this.call(
+        (abortSignal) =>
+          this.client.send(
+            new (sdk().DescribeInstanceTypesCommand)({ InstanceTypes: [instanceType as _InstanceType] }),
+            {
+              abortSignal,
+            },
+          ),
+        signal,
+      ).then((out) => {
+        const n = out.InstanceTypes?.[0]?.NetworkInfo?.Ipv4AddressesPerInterface;
+        if (!n)
+          throw new Error(`EC2 does not report how many IPv4 addresses a ${instanceType} interface takes`);
+        return n;
+      });
+      limit.catch(() => this.ipsPerInterfaceByType.delete(instanceType));
+      this.ipsPerInterfaceByType.set(instanceType, limit);
+    }
+    return limit;
+  }
+
+  /**
+   * Assigns secondary addresses: the given ones, or `count` that EC2 picks. Returns the addresses
+   * the answer lists (EC2 lists the new ones; some emulators list all of the interface's).
+   */
+  async assign(
+    eniId: string,
+    what: { ips: string[]; allowReassignment: boolean } | { count: number },
+    signal?: AbortSignal,
+  ): Promise<string[]> {
+    const input =
+      "ips" in what
+        ? {
+            NetworkInterfaceId: eniId,
+            PrivateIpAddresses: what.ips,
+            AllowReassignment: what.allowReassignment,
+          }
+        : { NetworkInterfaceId: eniId, SecondaryPrivateIpAddressCount: what.count };
+    const out = await this.call(
+      (abortSignal) => this.client.send(new (sdk().AssignPrivateIpAddressesCommand)(input), { abortSignal }),
+      signal,
+      true,
+    );
+    return (out.AssignedPrivateIpAddresses ?? []).flatMap((a) =>
+      a.PrivateIpAddress ? [a.PrivateIpAddress] : [],
+    );
+  }
+
+  /** Unassigns secondary addresses from an interface. */
+  async unassign(eniId: string, ips: string[], signal?: AbortSignal): Promise<void> {
+    await this.call(
+      (abortSignal) =>
+        this.client.send(
+          new (sdk().UnassignPrivateIpAddressesCommand)({
+            NetworkInterfaceId: eniId,
+            PrivateIpAddresses: ips,
+          }),
+          {
+            abortSignal,
+          },
+        ),
+      signal,
+    );
+  }
+}

@@ -1,0 +1,55 @@
+import { awsProvisioner } from "./aws/aws-provisioner";
+import type { EgressIPProvisioner } from "./egress-ip-provisioner";
+import type { OcpStaticProvisionerConfig, OvnProvisionerConfig } from "./kubernetes/kube-provisioner-config";
+import { noneProvisioner } from "./none";
+import { ocpDynamicProvisioner } from "./kubernetes/ocp-dynamic";
+import { ocpStaticProvisioner } from "./kubernetes/ocp-static";
+import { ovnProvisioner } from "./kubernetes/ovn";
+import {
+  provisionerConfigProblems,
+  withoutInstanceSettings,
+  type AwsProvisionerConfig,
+  type ProvisionerConfig,
+  type ScopedProvisionerConfig,
+} from "./provisioner-config";
+
+type Factory = (config: ScopedProvisionerConfig) => EgressIPProvisioner;
+
+const factories = new Map<string, Factory>([
+  ["none", (c) => noneProvisioner(c as Parameters<typeof noneProvisioner>[0])],
+  ["aws", (c) => awsProvisioner(c as AwsProvisionerConfig)],
+  ["ocp-static", (c) => ocpStaticProvisioner(c as OcpStaticProvisionerConfig & { namespace?: string })],
+  ["ocp-dynamic", (c) => ocpDynamicProvisioner(c as Parameters<typeof ocpDynamicProvisioner>[0])],
+  ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & { namespace?: string })],
+]);
+
+/**
+ * Registers the implementation of a provisioner kind; the last registration wins.
+ * This is the seam the aws, ocp-static, ocp-dynamic and ovn provisioners plug into.
+ */
+export function registerProvisioner(kind: ProvisionerConfig["kind"], factory: Factory): void {
+  factories.set(kind, factory);
+}
+
+/**
+ * Builds the provisioner for `config.kind`. The config may carry the instance settings a resource
+ * adds (`namespace`, `cidrs`; see `withInstanceSettings`); the rest is validated as user settings.
+ * @throws Error listing every config problem, or naming a kind known but not available in this
+ * version of the package.
+ */
+export function createProvisioner(config: ScopedProvisionerConfig): EgressIPProvisioner {
+  const problems = provisionerConfigProblems(withoutInstanceSettings(config));
+  if (problems.length > 0) {
+    throw new Error(
+      `invalid provisioner config: ${problems.map((p) => `${p.property || "config"}: ${p.reason}`).join("; ")}`,
+    );
+  }
+  const factory = factories.get(config.kind);
+  if (!factory) {
+    throw new Error(
+      `the "${config.kind}" provisioner is not available in this version of pulumi-egress-ipam; ` +
+        `available: ${[...factories.keys()].join(", ")}`,
+    );
+  }
+  return factory(config);
+}

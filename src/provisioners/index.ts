@@ -1,0 +1,35 @@
+/**
+ * Egress IP provisioners: the seed `EgressIPProvisioner` interface, `createProvisioner(config)`
+ * keyed by `config.kind`, the `none` provisioner (pure IPAM), the `aws` provisioner (EC2 secondary
+ * private IPs; the AWS SDK is loaded when the first one is built), and the Kubernetes ones:
+ * `ocp-static` and `ocp-dynamic` (OpenShift SDN) and `ovn` (OVN-Kubernetes EgressIP objects; the
+ * Kubernetes client is loaded when the first one talks to the cluster).
+ * @packageDocumentation
+ */
+export type { EgressIPProvisioner, Placement } from "./egress-ip-provisioner";
+export {
+  provisionerConfigProblems,
+  provisionerKinds,
+  type AwsProvisionerConfig,
+  type NoneProvisionerConfig,
+  type ProvisionerConfig,
+  withInstanceSettings,
+  type InstanceSettings,
+  type ScopedProvisionerConfig,
+} from "./provisioner-config";
+export {
+  kubeKinds,
+  defaultZoneLabel,
+  type KubeProvisionerConfig,
+  type KubeProvisionerSettings,
+  type OcpDynamicProvisionerConfig,
+  type OcpStaticProvisionerConfig,
+  type OvnProvisionerConfig,
+} from "./kubernetes/kube-provisioner-config";
+export { createProvisioner, registerProvisioner } from "./create-provisioner";
+export { noneProvisioner } from "./none";
+export { awsProvisioner, type AwsProvisionerOptions } from "./aws/aws-provisioner";
+export type { RetryPolicy } from "./aws/ec2-retry";
+export { ocpStaticProvisioner } from "./kubernetes/ocp-static";
+export { ocpDynamicProvisioner, automaticHost } from "./kubernetes/ocp-dynamic";
+export { ovnProvisioner, ovnObjectName, egressAssignableLabel } from "./kubernetes/ovn";

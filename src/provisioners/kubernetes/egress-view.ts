@@ -1,0 +1,133 @@
+import { canonicalAddress } from "../../allocator";
+import { parseAddress, tryParseAddress } from "../../allocator/address";
+import { parsePrefix } from "../../allocator/prefix";
+import type { KubeClients } from "../../kube/kube-config";
+import { listObjects, type KubeObject, type ObjectRef } from "../../kube/object-edit";
+
+/** API versions of the objects that carry egress IPs. */
+export const api = {
+  openshiftNetwork: "network.openshift.io/v1",
+  ovn: "k8s.ovn.org/v1",
+  cloudNetwork: "cloud.network.openshift.io/v1",
+} as const;
+
+/** The HostSubnet of a node (OpenShift SDN names it after the node). */
+export const hostSubnetRef = (node: string): ObjectRef => ({
+  apiVersion: api.openshiftNetwork,
+  kind: "HostSubnet",
+  name: node,
+});
+/** The NetNamespace of a namespace (same name). */
+export const netNamespaceRef = (namespace: string): ObjectRef => ({
+  apiVersion: api.openshiftNetwork,
+  kind: "NetNamespace",
+  name: namespace,
+});
+
+/** A string list field of an object (`egressIPs`, `egressCIDRs`), canonical where it parses. */
+export function addressList(obj: KubeObject | undefined, field: string): string[] {
+  const v = obj?.[field];
+  if (!Array.isArray(v)) return [];
+  return v.filter((x): x is string => typeof x === "string").map((x) => canonicalOrSame(x));
+}
+
+function canonicalOrSame(text: string): string {
+  return tryParseAddress(text) ? canonicalAddress(text) : text;
+}
+
+/** The EgressIP fields this package reads. */
+export interface OvnEgressIp {
+  name: string;
+  labels: Record<string, string>;
+  /** `spec.egressIPs`, canonical. */
+  ips: string[];
+  /** `spec.namespaceSelector.matchLabels`. */
+  selects: Record<string, string>;
+  /** `status.items` as ovnkube wrote them (undefined when there is no status). */
+  status?: { node: string; egressIP: string }[];
+}
+
+/** Reads an EgressIP object into {@link OvnEgressIp}. */
+export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
+  const spec = (obj.spec ?? {}) as { egressIPs?: unknown; namespaceSelector?: { matchLabels?: unknown } };
+  const status = (obj.status ?? undefined) as { items?: unknown } | undefined;
+  const items = Array.isArray(status?.items)
+    ? (status.items as { node?: unknown; egressIP?: unknown }[])
+    : undefined;
+  return {
+    name: obj.metadata?.name ?? "",
+    labels: obj.metadata?.labels ?? {},
+    ips: addressList(spec as KubeObject, "egressIPs"),
+    selects: (spec.namespaceSelector?.matchLabels ?? {}) as Record<string, string>,
+    status: items?.map((i) => ({
+      node: String(i.node ?? ""),
+      egressIP: canonicalOrSame(String(i.egressIP ?? "")),
+    })),
+  };
+}
+
+/** CloudPrivateIPConfig names: an IPv4 address, or IPv6 as eight dot-separated hex groups. */
+function cloudPrivateIp(name: string): string | undefined {
+  const text = /^[0-9a-f]{4}(\.[0-9a-f]{4}){7}$/.test(name) ? name.replace(/\./g, ":") : name;
+  return tryParseAddress(text) ? canonicalAddress(text) : undefined;
+}
+
+/** Every egress address the cluster's network objects mention, and where. */
+export interface EgressView {
+  /** Per HostSubnet (node name): its egressIPs and egressCIDRs. */
+  hostSubnets: Map<string, { egressIPs: string[]; egressCIDRs: string[] }>;
+  /** Per NetNamespace: its egressIPs. */
+  netNamespaces: Map<string, string[]>;
+  /** Every EgressIP object. */
+  egressIps: OvnEgressIp[];
+  /** Addresses of CloudPrivateIPConfig objects. */
+  cloudPrivateIps: string[];
+}
+
+/** Lists the four kinds (a kind the cluster does not serve counts as empty). */
+export async function readEgressView(kube: KubeClients): Promise<EgressView> {
+  const [hs, nn, eip, cpic] = await Promise.all([
+    listObjects(kube, api.openshiftNetwork, "HostSubnet"),
+    listObjects(kube, api.openshiftNetwork, "NetNamespace"),
+    listObjects(kube, api.ovn, "EgressIP"),
+    listObjects(kube, api.cloudNetwork, "CloudPrivateIPConfig"),
+  ]);
+  return {
+    hostSubnets: new Map(
+      hs.map((o) => [
+        o.metadata?.name ?? "",
+        { egressIPs: addressList(o, "egressIPs"), egressCIDRs: addressList(o, "egressCIDRs") },
+      ]),
+    ),
+    netNamespaces: new Map(nn.map((o) => [o.metadata?.name ?? "", addressList(o, "egressIPs")])),
+    egressIps: eip.map(readOvnEgressIp),
+    cloudPrivateIps: cpic.flatMap((o) => {
+      const ip = cloudPrivateIp(o.metadata?.name ?? "");
+      return ip ? [ip] : [];
+    }),
+  };
+}
+
+/** Every address the view mentions (HostSubnets, NetNamespaces, EgressIP spec and status, cloud configs). */
+export function viewAddresses(view: EgressView): string[] {
+  return [
+    ...[...view.hostSubnets.values()].flatMap((h) => h.egressIPs),
+    ...[...view.netNamespaces.values()].flat(),
+    ...view.egressIps.flatMap((e) => [...e.ips, ...(e.status ?? []).map((s) => s.egressIP)]),
+    ...view.cloudPrivateIps,
+  ];
+}
+
+/** The addresses of `all` inside one of `cidrs`, canonical, sorted, once each. */
+export function addressesWithin(all: string[], cidrs: string[]): string[] {
+  const prefixes = cidrs.map((c) => parsePrefix(c));
+  const inside = new Map<string, bigint>();
+  for (const ip of all) {
+    const a = tryParseAddress(ip);
+    if (!a) continue;
+    if (prefixes.some((p) => p.family === a.family && a.value >= p.network && a.value <= p.last)) {
+      inside.set(canonicalAddress(ip), parseAddress(ip).value);
+    }
+  }
+  return [...inside].sort(([, x], [, y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([ip]) => ip);
+}

@@ -1,0 +1,137 @@
+import type { AwsProvisionerConfig } from "../provisioner-config";
+
+/** Settings every Kubernetes provisioner (`ocp-static`, `ocp-dynamic`, `ovn`) shares. */
+export interface KubeProvisionerSettings {
+  /**
+   * The kubeconfig context to use (from `$KUBECONFIG` or `~/.kube/config`, as kubectl and
+   * pulumi-kubernetes read them); default: the current context. Only the name is stored in state.
+   */
+  context?: string;
+  /** Labels every eligible Node carries, e.g. `{ "node-role.kubernetes.io/worker": "" }`; default: every Node. */
+  nodeSelector?: Record<string, string>;
+  /** The Node label whose value is the failure domain (default `topology.kubernetes.io/zone`). */
+  zoneLabel?: string;
+}
+
+/**
+ * OpenShift SDN, manual mode: each egress IP goes on one node's `HostSubnet.egressIPs` and on the
+ * namespace's `NetNamespace.egressIPs`. With `cloud`, the address is first made a secondary IP of
+ * the node's instance (AWS), and that step is undone when the HostSubnet write fails.
+ */
+export interface OcpStaticProvisionerConfig extends KubeProvisionerSettings {
+  kind: "ocp-static";
+  /** The cloud the nodes run in, whose network must carry the address too (OpenShift SDN on AWS). */
+  cloud?: AwsProvisionerConfig;
+}
+
+/**
+ * OpenShift SDN, automatic mode: `CidrAssignment` puts the pool's CIDRs on nodes'
+ * `HostSubnet.egressCIDRs`; `EgressIp` writes only `NetNamespace.egressIPs` and the SDN master
+ * places the addresses.
+ */
+export interface OcpDynamicProvisionerConfig extends KubeProvisionerSettings {
+  kind: "ocp-dynamic";
+}
+
+/**
+ * OVN-Kubernetes: `EgressIp` writes the spec of one `EgressIP` object (k8s.ovn.org/v1) per
+ * namespace; `CidrAssignment` labels nodes `k8s.ovn.org/egress-assignable`; ovnkube places the
+ * addresses and reports them in the object's `status.items`.
+ */
+export interface OvnProvisionerConfig extends KubeProvisionerSettings {
+  kind: "ovn";
+}
+
+/** The settings of any Kubernetes provisioner. */
+export type KubeProvisionerConfig =
+  OcpStaticProvisionerConfig | OcpDynamicProvisionerConfig | OvnProvisionerConfig;
+
+/** The Kubernetes provisioner kinds. */
+export const kubeKinds = ["ocp-static", "ocp-dynamic", "ovn"] as const;
+
+/** The zone label used when `zoneLabel` is not given. */
+export const defaultZoneLabel = "topology.kubernetes.io/zone";
+
+// Label keys and values as Kubernetes validates them (prefix/name, at most 63 characters a part).
+const labelName = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
+const labelPrefix = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
+
+/** True for a valid label key (`[prefix/]name`). */
+export function isLabelKey(key: string): boolean {
+  const slash = key.lastIndexOf("/");
+  const name = slash < 0 ? key : key.slice(slash + 1);
+  const prefix = slash < 0 ? undefined : key.slice(0, slash);
+  return (
+    name.length > 0 &&
+    labelName.test(name) &&
+    (prefix === undefined || (prefix.length <= 253 && labelPrefix.test(prefix)))
+  );
+}
+
+/**
+ * Problems of a Kubernetes provisioner's settings, as `check` failures (`property` relative to the
+ * config). `cloudProblems` checks a nested `cloud` config (the aws provisioner's own checks).
+ */
+export function kubeConfigProblems(
+  c: Record<string, unknown>,
+  cloudProblems: (cloud: unknown) => { property: string; reason: string }[],
+  isSecretLike: (key: string) => boolean,
+): { property: string; reason: string }[] {
+  const problems: { property: string; reason: string }[] = [];
+  if (c.context !== undefined && (typeof c.context !== "string" || c.context === "")) {
+    problems.push({
+      property: "context",
+      reason: `must be the name of a kubeconfig context (got ${JSON.stringify(c.context)}); leave it out to use the current context`,
+    });
+  }
+  if (c.nodeSelector !== undefined) {
+    const sel = c.nodeSelector as Record<string, unknown>;
+    const ok = sel && typeof sel === "object" && !Array.isArray(sel);
+    const bad = ok
+      ? Object.entries(sel).filter(([k, v]) => !isLabelKey(k) || typeof v !== "string" || !labelName.test(v))
+      : [];
+    if (!ok || bad.length > 0) {
+      problems.push({
+        property: "nodeSelector",
+        reason:
+          `must map Node label keys to values, e.g. { "node-role.kubernetes.io/worker": "" }` +
+          (bad.length > 0
+            ? ` (invalid: ${bad.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`
+            : ""),
+      });
+    }
+  }
+  if (c.zoneLabel !== undefined && (typeof c.zoneLabel !== "string" || !isLabelKey(c.zoneLabel))) {
+    problems.push({
+      property: "zoneLabel",
+      reason: `must be a Node label key such as "${defaultZoneLabel}" (got ${JSON.stringify(c.zoneLabel)})`,
+    });
+  }
+  const keys = new Set([
+    "kind",
+    "context",
+    "nodeSelector",
+    "zoneLabel",
+    ...(c.kind === "ocp-static" ? ["cloud"] : []),
+  ]);
+  if (c.cloud !== undefined && c.kind === "ocp-static") {
+    const cloud = c.cloud as Record<string, unknown>;
+    if (!cloud || typeof cloud !== "object" || cloud.kind !== "aws") {
+      problems.push({
+        property: "cloud",
+        reason: `must be an aws provisioner config such as { kind: "aws", region: "us-east-1" } (the only cloud supported)`,
+      });
+    } else {
+      problems.push(...cloudProblems(cloud).map((p) => ({ ...p, property: `cloud.${p.property}` })));
+    }
+  }
+  for (const key of Object.keys(c)) {
+    if (!keys.has(key) && !isSecretLike(key)) {
+      problems.push({
+        property: key,
+        reason: `unknown setting of the ${String(c.kind)} provisioner; it takes ${[...keys].filter((k) => k !== "kind").join(", ")}`,
+      });
+    }
+  }
+  return problems;
+}

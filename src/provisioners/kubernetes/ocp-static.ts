@@ -1,0 +1,225 @@
+import { canonicalAddress } from "../../allocator";
+import { isNotFound } from "../../kube/kube-errors";
+import { shared } from "../../core/process-registry";
+import { awsProvisioner } from "../aws/aws-provisioner";
+import type { EgressIPProvisioner } from "../egress-ip-provisioner";
+import { compensated } from "./address-lists";
+import { hostSubnetPlacements } from "./placements";
+import { addressesWithin, readEgressView, viewAddresses, type EgressView } from "./egress-view";
+import type { KubeNode } from "./nodes";
+import { plannerFor, type Placements } from "./node-planner";
+import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
+import { refuseForeignSdn, sdnWrites, waitForNetNamespace } from "./sdn-writes";
+
+/** The instance ID in an AWS providerID (`aws:///us-east-1a/i-0abc` → `i-0abc`). */
+export function awsInstanceId(providerID: string | undefined): string | undefined {
+  return /^aws:\/\/\/[^/]*\/(i-[0-9a-f]+)$/.exec(providerID ?? "")?.[1];
+}
+
+/** Where OpenShift SDN has egress IPs: on which node (HostSubnet) and for which namespace (NetNamespace). */
+export function sdnPlacements(view: EgressView): Placements {
+  const nodeOf = new Map<string, string>();
+  const namespaceOf = new Map<string, string>();
+  for (const [node, h] of view.hostSubnets) for (const ip of h.egressIPs) nodeOf.set(ip, node);
+  for (const [ns, ips] of view.netNamespaces) for (const ip of ips) namespaceOf.set(ip, ns);
+  return { nodeOf, namespaceOf };
+}
+
+/**
+ * The `ocp-static` provisioner (OpenShift SDN, manual mode): an egress IP is on exactly one node's
+ * `HostSubnet.egressIPs` and on its namespace's `NetNamespace.egressIPs`. `config.namespace` is the
+ * namespace of the EgressIp served (the runtime adds it; see `withInstanceSettings`). Hosts are node
+ * names; a Node with `egressCIDRs` (automatic mode) is never used, and no Node gets two addresses
+ * of one namespace. With `cloud`, the address is a secondary IP of the node's EC2 instance first,
+ * and that is undone when the HostSubnet write fails.
+ */
+export function ocpStaticProvisioner(
+  config: OcpStaticProvisionerConfig & { namespace?: string },
+): EgressIPProvisioner {
+  const planner = plannerFor(config);
+  const { kube, nodes } = planner;
+  const namespace = config.namespace;
+  const cloud = config.cloud
+    ? shared("ocp-cloud", JSON.stringify(config.cloud), () => awsProvisioner(config.cloud!))
+    : undefined;
+
+  const ns = (doing: string): string => {
+    if (!namespace) {
+      throw new Error(
+        `${doing}: the ocp-static provisioner puts egress IPs on the namespace's NetNamespace, and no namespace ` +
+          `was given: set the EgressIp's namespace`,
+      );
+    }
+    return namespace;
+  };
+
+  /** Why a Node cannot carry a manual egress IP, from the cluster's view ("" when it can). */
+  const unusable = (view: EgressView) => (node: KubeNode) => {
+    const hs = view.hostSubnets.get(node.name);
+    if (!hs) return "no HostSubnet: OpenShift SDN does not manage it";
+    if (hs.egressCIDRs.length > 0)
+      return `its HostSubnet has egressCIDRs ${hs.egressCIDRs.join(", ")} (automatic mode)`;
+    if (cloud && !awsInstanceId(node.providerID))
+      return `no AWS providerID (got ${JSON.stringify(node.providerID ?? "")})`;
+    return "";
+  };
+
+  /** The EC2 instance of a node: from its providerID, else its name (the private DNS name on AWS). */
+  const instanceOf = async (host: string): Promise<string> => {
+    try {
+      return awsInstanceId((await kube.core.readNode({ name: host })).spec?.providerID) ?? host;
+    } catch (err) {
+      if (isNotFound(err)) return host;
+      throw err;
+    }
+  };
+
+  const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
+    // A namespace without a NetNamespace yet (created in the same deployment) holds no addresses;
+    // the write waits for the SDN master to make it.
+    const view = await planner.egressView();
+    return planner.choose(
+      { zone, ip, namespace, unusable: unusable(view), placements: sdnPlacements(view) },
+      signal,
+    );
+  };
+
+  const { onHostSubnet, offHostSubnet, onNetNamespace, offNetNamespace } = sdnWrites(kube);
+  const refuseForeign = refuseForeignSdn;
+
+  /** Puts the address on the node: cloud (when configured), then HostSubnet, then NetNamespace; undoes on failure. */
+  const place = async (ip: string, host: string, name: string, view: EgressView, signal?: AbortSignal) => {
+    const namespaceIps = view.netNamespaces.get(name) ?? [];
+    const sdn = async () => {
+      await onHostSubnet(ip, host, name, namespaceIps, signal);
+      await compensated(
+        () => onNetNamespace(ip, name, signal),
+        () => offHostSubnet(ip, host),
+        {
+          step: `adding ${ip} to NetNamespace ${name}`,
+          undone: `${ip} was taken off HostSubnet ${host} again`,
+          leftover: `${ip} is still on HostSubnet ${host} and on no NetNamespace: remove it there by hand`,
+        },
+      );
+    };
+    if (!cloud) return sdn();
+    const instance = await instanceOf(host);
+    await cloud.addSpecifiedIP(ip, instance, signal);
+    await compensated(sdn, () => cloud.removeIP(ip, instance), {
+      step: `putting ${ip} on HostSubnet ${host} after making it a secondary IP of instance ${instance}`,
+      undone: `the secondary IP ${ip} was taken off instance ${instance} again`,
+      leftover:
+        `${ip} is still a secondary IP of instance ${instance} (node ${host}) and on no HostSubnet: run pulumi up ` +
+        `again to finish, or remove it with aws ec2 unassign-private-ip-addresses`,
+    });
+  };
+
+  return {
+    findHostForNewIP: (zone, signal) => choose(zone, undefined, signal),
+    findHostForIP: (ip, zone, signal) => choose(zone, canonicalAddress(ip), signal),
+
+    async hostServes(host, zone, signal) {
+      if (!(await nodes.serves(host, zone, signal))) return false;
+      const node = (await nodes.find(host, signal))!;
+      return unusable(await planner.egressView())(node) === "";
+    },
+
+    async addSpecifiedIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`putting ${ip} on node ${host}`);
+      let view = await readEgressView(kube);
+      if (!view.netNamespaces.has(name)) {
+        await waitForNetNamespace(kube, name, signal);
+        view = await readEgressView(kube);
+      }
+      refuseForeign(ip, host, name, view);
+      await place(ip, host, name, view, signal);
+      planner.record(ip, host, name);
+    },
+
+    async addRandomIP(host) {
+      throw new Error(
+        `the ocp-static provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
+      );
+    },
+
+    async removeIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      if (namespace) await offNetNamespace(ip, namespace, signal);
+      await offHostSubnet(ip, host, signal);
+      if (cloud) await cloud.removeIP(ip, await instanceOf(host), signal);
+      planner.record(ip, undefined);
+    },
+
+    async moveIP(rawIp, oldHost, newHost, signal) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`moving ${ip} to node ${newHost}`);
+      const view = await readEgressView(kube);
+      refuseForeign(ip, newHost, name, { ...view, hostSubnets: withoutHost(view, oldHost) });
+      const namespaceIps = view.netNamespaces.get(name) ?? [];
+      const toNew = async () => {
+        await onHostSubnet(ip, newHost, name, namespaceIps, signal);
+        await onNetNamespace(ip, name, signal);
+      };
+      // Off the old node first: OpenShift SDN disables an address that two HostSubnets claim.
+      await offHostSubnet(ip, oldHost, signal);
+      const back = () => onHostSubnet(ip, oldHost, name, [], signal);
+      if (!cloud) {
+        await compensated(toNew, back, {
+          step: `moving ${ip} from HostSubnet ${oldHost} to ${newHost}`,
+          undone: `${ip} was put back on HostSubnet ${oldHost}`,
+          leftover: `${ip} is on no HostSubnet: run pulumi up again`,
+        });
+      } else {
+        const [from, to] = await Promise.all([instanceOf(oldHost), instanceOf(newHost)]);
+        await compensated(() => cloud.moveIP(ip, from, to, signal), back, {
+          step: `moving the secondary IP ${ip} from instance ${from} to ${to}`,
+          undone: `${ip} was put back on HostSubnet ${oldHost}`,
+          leftover: `${ip} is on no HostSubnet: run pulumi up again`,
+        });
+        const undo = async () => {
+          await cloud.moveIP(ip, to, from);
+          await back();
+        };
+        await compensated(toNew, undo, {
+          step: `putting ${ip} on HostSubnet ${newHost} after moving it to instance ${to}`,
+          undone: `${ip} was moved back to instance ${from} and HostSubnet ${oldHost}`,
+          leftover: `${ip} may be a secondary IP of instance ${to} (node ${newHost}) and on no HostSubnet: run pulumi up again`,
+        });
+      }
+      planner.record(ip, newHost, name);
+    },
+
+    async checkIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`checking ${ip} on node ${host}`);
+      const view = await readEgressView(kube);
+      const hs = view.hostSubnets.get(host);
+      const where = [...view.hostSubnets].filter(([, h]) => h.egressIPs.includes(ip)).map(([n]) => n);
+      if (!hs?.egressIPs.includes(ip)) {
+        throw new Error(
+          `egress IP ${ip} is not on HostSubnet ${host}` +
+            `${hs ? "" : " (there is no such HostSubnet)"}${where.length ? `; it is on ${where.join(", ")}` : ""}; run pulumi up to put it back`,
+        );
+      }
+      if (!(view.netNamespaces.get(name) ?? []).includes(ip)) {
+        throw new Error(`egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`);
+      }
+      if (cloud) await cloud.checkIP(ip, await instanceOf(host), signal);
+    },
+
+    async assignCIDR() {},
+
+    async usedAddresses(cidrs, signal) {
+      const seen = viewAddresses(await readEgressView(kube));
+      const inCloud = cloud?.usedAddresses ? await cloud.usedAddresses(cidrs, signal) : [];
+      return addressesWithin([...seen, ...inCloud], cidrs);
+    },
+
+    placements: (cidrs) => hostSubnetPlacements(kube, cidrs),
+  };
+}
+
+function withoutHost(view: EgressView, ...hosts: string[]): EgressView["hostSubnets"] {
+  return new Map([...view.hostSubnets].filter(([n]) => !hosts.includes(n)));
+}

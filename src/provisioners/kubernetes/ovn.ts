@@ -1,0 +1,225 @@
+import { canonicalAddress } from "../../allocator";
+import { editObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
+import type { EgressIPProvisioner } from "../egress-ip-provisioner";
+import {
+  addressesWithin,
+  api,
+  readEgressView,
+  readOvnEgressIp,
+  viewAddresses,
+  type EgressView,
+} from "./egress-view";
+import { egressIpPlacements } from "./placements";
+import { plannerFor, type KubePlanner, type Placements } from "./node-planner";
+import type { OvnProvisionerConfig } from "./kube-provisioner-config";
+
+/** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
+export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
+/** The label on the EgressIP objects this package owns. */
+export const managedBy = { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" };
+/** The namespace label a namespaceSelector matches one namespace by (set by Kubernetes itself). */
+export const namespaceNameLabel = "kubernetes.io/metadata.name";
+
+/** The name of the EgressIP object that holds a namespace's addresses. */
+export const ovnObjectName = (namespace: string): string => `egress-ipam-${namespace}`;
+
+const egressIpRef = (name: string): ObjectRef => ({ apiVersion: api.ovn, kind: "EgressIP", name });
+
+/** Where ovnkube put addresses (status.items), and the namespace each of our EgressIP objects serves. */
+export function ovnPlacements(view: EgressView): Placements {
+  const nodeOf = new Map<string, string>();
+  const namespaceOf = new Map<string, string>();
+  for (const e of view.egressIps) {
+    for (const s of e.status ?? []) nodeOf.set(s.egressIP, s.node);
+    const ns = e.selects[namespaceNameLabel];
+    if (ns) for (const ip of e.ips) namespaceOf.set(ip, ns);
+  }
+  return { nodeOf, namespaceOf };
+}
+
+/**
+ * The `ovn` provisioner (OVN-Kubernetes): the addresses of a namespace are the `spec.egressIPs` of
+ * one cluster-scoped EgressIP object (k8s.ovn.org/v1) named `egress-ipam-<namespace>`, selecting
+ * the namespace by `kubernetes.io/metadata.name`. ovnkube places them on egress-assignable Nodes
+ * and reports where in `status.items`; the host this provisioner plans is where it expects them
+ * (the least loaded Node with room in its egress subnet), and refresh records where ovnkube put
+ * them. Writes touch the spec only: a JSON merge patch of `spec` carrying the `resourceVersion`
+ * read, so `status.items` (no status subresource here) is never overwritten.
+ */
+export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: string }): EgressIPProvisioner {
+  const planner: KubePlanner = plannerFor(config);
+  const { kube, nodes } = planner;
+  const namespace = config.namespace;
+
+  const ns = (doing: string): string => {
+    if (!namespace) {
+      throw new Error(
+        `${doing}: the ovn provisioner writes the namespace's EgressIP object, and no namespace was given: ` +
+          `set the EgressIp's namespace`,
+      );
+    }
+    return namespace;
+  };
+
+  const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
+    const view = await planner.egressView();
+    const where = ip ? ovnPlacements(view).nodeOf.get(ip) : undefined;
+    // Where ovnkube already put the address, when that Node still serves the domain.
+    if (where && (await nodes.serves(where, zone, signal))) return where;
+    return planner.choose({ zone, ip, namespace, placements: ovnPlacements(view) }, signal);
+  };
+
+  /** Refuses an address another EgressIP object or OpenShift SDN object has. */
+  const refuseForeign = (ip: string, name: string, view: EgressView) => {
+    const other = view.egressIps.find((e) => e.name !== ovnObjectName(name) && e.ips.includes(ip));
+    if (other) {
+      throw new Error(
+        `cannot give ${ip} to namespace ${name}: EgressIP ${other.name} already has it in spec.egressIPs; ` +
+          `take it off there, or exclude ${ip} from the pool`,
+      );
+    }
+  };
+
+  /** Edits spec.egressIPs of the namespace's object: created, patched (spec only), or deleted when empty. */
+  const editSpec = (
+    name: string,
+    doing: string,
+    change: (ips: string[]) => string[] | undefined,
+    signal?: AbortSignal,
+  ) =>
+    editObject(
+      kube,
+      egressIpRef(ovnObjectName(name)),
+      doing,
+      (current: KubeObject | undefined) => {
+        if (
+          current &&
+          current.metadata?.labels?.["app.kubernetes.io/managed-by"] !==
+            managedBy["app.kubernetes.io/managed-by"]
+        ) {
+          throw new Error(
+            `${doing}: EgressIP ${ovnObjectName(name)} exists and is not managed by pulumi-egress-ipam; ` +
+              `rename or delete it, then run pulumi up again`,
+          );
+        }
+        const before = current ? readOvnEgressIp(current).ips : [];
+        const after = change(before);
+        if (!after) return undefined;
+        if (after.length === 0) return current ? { delete: true } : undefined;
+        if (!current) {
+          return {
+            create: {
+              metadata: { name: ovnObjectName(name), labels: managedBy },
+              spec: { egressIPs: after, namespaceSelector: { matchLabels: { [namespaceNameLabel]: name } } },
+            } as KubeObject,
+          };
+        }
+        return { mergePatch: { spec: { egressIPs: after } } };
+      },
+      undefined,
+      signal,
+    );
+
+  const add = async (ip: string, doing: string, signal?: AbortSignal) => {
+    const name = ns(doing);
+    refuseForeign(ip, name, await readEgressView(kube));
+    await editSpec(name, doing, (ips) => (ips.includes(ip) ? undefined : [...ips, ip]), signal);
+    return name;
+  };
+
+  const label = (host: string, value: string | null, signal?: AbortSignal) =>
+    editObject(
+      kube,
+      { apiVersion: "v1", kind: "Node", name: host },
+      `${value === null ? "removing" : "setting"} label ${egressAssignableLabel} on Node ${host}`,
+      (node) => {
+        if (!node) {
+          if (value === null) return undefined;
+          throw new Error(`Node ${host} does not exist on ${kube.server} (context "${kube.context}")`);
+        }
+        const has = egressAssignableLabel in (node.metadata?.labels ?? {});
+        if (has === (value !== null)) return undefined;
+        return { mergePatch: { metadata: { labels: { [egressAssignableLabel]: value } } } };
+      },
+      undefined,
+      signal,
+    ).then(() => nodes.invalidate());
+
+  return {
+    findHostForNewIP: (zone, signal) => choose(zone, undefined, signal),
+    findHostForIP: (ip, zone, signal) => choose(zone, canonicalAddress(ip), signal),
+    hostServes: (host, zone, signal) => nodes.serves(host, zone, signal),
+
+    async addSpecifiedIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      planner.record(
+        ip,
+        host,
+        await add(ip, `adding ${ip} to the EgressIP of namespace ${namespace}`, signal),
+      );
+    },
+
+    async addRandomIP(host) {
+      throw new Error(
+        `the ovn provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
+      );
+    },
+
+    async removeIP(rawIp, _host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`removing ${ip} from the EgressIP of its namespace`);
+      await editSpec(
+        name,
+        `removing ${ip} from EgressIP ${ovnObjectName(name)}`,
+        (ips) => (ips.includes(ip) ? ips.filter((x) => x !== ip) : undefined),
+        signal,
+      );
+      planner.record(ip, undefined);
+    },
+
+    async moveIP(rawIp, _oldHost, newHost, signal) {
+      // ovnkube moves addresses itself; the spec only has to keep the address.
+      const ip = canonicalAddress(rawIp);
+      planner.record(
+        ip,
+        newHost,
+        await add(ip, `keeping ${ip} in the EgressIP of namespace ${namespace}`, signal),
+      );
+    },
+
+    async checkIP(rawIp, host) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`checking ${ip}`);
+      const object = (await readEgressView(kube)).egressIps.find((e) => e.name === ovnObjectName(name));
+      if (!object?.ips.includes(ip)) {
+        throw new Error(
+          `egress IP ${ip} is not in spec.egressIPs of EgressIP ${ovnObjectName(name)}${object ? "" : " (no such object)"}; ` +
+            `run pulumi up to put it back`,
+        );
+      }
+      if (!object.status) return;
+      const item = object.status.find((s) => s.egressIP === ip);
+      if (!item) {
+        const items = object.status.map((s) => `${s.egressIP} on ${s.node}`).join(", ") || "none";
+        throw new Error(
+          `OVN-Kubernetes has not assigned egress IP ${ip} to any node (status.items: ${items}); ` +
+            `check that Nodes of its failure domain are labelled ${egressAssignableLabel} and that ${ip} is in their subnet`,
+        );
+      }
+      if (item.node !== host) {
+        throw new Error(
+          `OVN-Kubernetes assigned egress IP ${ip} to node ${item.node}, not ${host}; run pulumi up to record it`,
+        );
+      }
+    },
+
+    assignCIDR: (host, signal) => label(host, "", signal),
+    unassignCIDR: (host, signal) => label(host, null, signal),
+
+    async usedAddresses(cidrs) {
+      return addressesWithin(viewAddresses(await readEgressView(kube)), cidrs);
+    },
+
+    placements: (cidrs) => egressIpPlacements(kube, cidrs),
+  };
+}

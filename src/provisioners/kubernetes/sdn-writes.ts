@@ -1,0 +1,144 @@
+import type { KubeClients } from "../../kube/kube-config";
+import { readObject } from "../../kube/object-edit";
+import { sleep } from "../aws/ec2-retry";
+import { adding, editAddressList, removing } from "./address-lists";
+import { hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
+
+/** The OpenShift SDN writes of the ocp-static and ocp-dynamic provisioners, for one cluster. */
+export interface SdnWrites {
+  /**
+   * Puts `ip` on the node's HostSubnet.egressIPs, refusing a HostSubnet in automatic mode
+   * (egressCIDRs) and a second address of `namespace` (whose addresses are `namespaceIps`).
+   */
+  onHostSubnet(
+    ip: string,
+    host: string,
+    namespace: string,
+    namespaceIps: string[],
+    signal?: AbortSignal,
+  ): Promise<void>;
+  /** Takes `ip` off the node's HostSubnet; an absent HostSubnet or address is fine. */
+  offHostSubnet(ip: string, host: string, signal?: AbortSignal): Promise<void>;
+  /** Puts `ip` on the namespace's NetNamespace.egressIPs, waiting for it as {@link waitForNetNamespace}. */
+  onNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
+  /** Takes `ip` off the namespace's NetNamespace; an absent NetNamespace or address is fine. */
+  offNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
+}
+
+/**
+ * Waits until the namespace's NetNamespace exists: the SDN master makes one for every new
+ * namespace a moment after it appears (e.g. a Namespace created in the same deployment).
+ * @throws Error naming the namespace and the server when none came within `waitMs` (default 60 s).
+ */
+export async function waitForNetNamespace(
+  kube: KubeClients,
+  namespace: string,
+  signal?: AbortSignal,
+  waitMs = 60_000,
+): Promise<void> {
+  const deadline = Date.now() + waitMs;
+  while (!(await readObject(kube, netNamespaceRef(namespace)))) {
+    if (Date.now() >= deadline) {
+      throw new Error(
+        `NetNamespace ${namespace} does not exist on ${kube.server} (context "${kube.context}") after ${waitMs / 1000} s: ` +
+          `OpenShift SDN makes one for every namespace; create namespace ${namespace} first, or use the ovn ` +
+          `provisioner if the cluster runs OVN-Kubernetes`,
+      );
+    }
+    await sleep(500, signal);
+  }
+}
+
+/** {@link SdnWrites} through the cluster's clients. */
+export function sdnWrites(kube: KubeClients): SdnWrites {
+  return {
+    onHostSubnet: (ip, host, namespace, namespaceIps, signal) =>
+      editAddressList(
+        kube,
+        hostSubnetRef(host),
+        "egressIPs",
+        `adding ${ip} to HostSubnet ${host}`,
+        adding(ip, (list, object) => {
+          if (Array.isArray(object.egressCIDRs) && object.egressCIDRs.length > 0) {
+            throw new Error(
+              `HostSubnet ${host} has egressCIDRs (automatic mode); manual egress IPs must not be mixed with them: ` +
+                `choose another node, or use the ocp-dynamic provisioner`,
+            );
+          }
+          const twin = list.find((x) => x !== ip && namespaceIps.includes(x));
+          if (twin) {
+            throw new Error(
+              `node ${host} already carries ${twin} of namespace ${namespace}; OpenShift SDN needs each egress IP of a ` +
+                `namespace on a different node: choose another node`,
+            );
+          }
+        }),
+        "OpenShift SDN makes one per node: is the node part of the SDN?",
+        undefined,
+        signal,
+      ),
+    offHostSubnet: (ip, host, signal) =>
+      editAddressList(
+        kube,
+        hostSubnetRef(host),
+        "egressIPs",
+        `removing ${ip} from HostSubnet ${host}`,
+        removing(ip),
+        undefined,
+        undefined,
+        signal,
+      ),
+    onNetNamespace: async (ip, namespace, signal) => {
+      await waitForNetNamespace(kube, namespace, signal);
+      await editAddressList(
+        kube,
+        netNamespaceRef(namespace),
+        "egressIPs",
+        `adding ${ip} to NetNamespace ${namespace}`,
+        adding(ip),
+        `OpenShift SDN makes one for every namespace: create namespace ${namespace} first`,
+        undefined,
+        signal,
+      );
+    },
+    offNetNamespace: (ip, namespace, signal) =>
+      editAddressList(
+        kube,
+        netNamespaceRef(namespace),
+        "egressIPs",
+        `removing ${ip} from NetNamespace ${namespace}`,
+        removing(ip),
+        undefined,
+        undefined,
+        signal,
+      ),
+  };
+}
+
+/**
+ * Refuses an address another node's HostSubnet (other than `host`) or another namespace's
+ * NetNamespace already has: an egress IP is on exactly one of each.
+ */
+export function refuseForeignSdn(
+  ip: string,
+  host: string | undefined,
+  namespace: string,
+  view: EgressView,
+): void {
+  for (const [node, h] of view.hostSubnets) {
+    if (host !== undefined && node !== host && h.egressIPs.includes(ip)) {
+      throw new Error(
+        `cannot put ${ip} on node ${host}: HostSubnet ${node} already has it; an egress IP must be on exactly one ` +
+          `HostSubnet: take it off ${node}, or exclude ${ip} from the pool`,
+      );
+    }
+  }
+  for (const [other, ips] of view.netNamespaces) {
+    if (other !== namespace && ips.includes(ip)) {
+      throw new Error(
+        `cannot give ${ip} to namespace ${namespace}: NetNamespace ${other} already has it; ` +
+          `take it off ${other}, or exclude ${ip} from the pool`,
+      );
+    }
+  }
+}

@@ -1,0 +1,171 @@
+import {
+  kubeConfigProblems,
+  kubeKinds,
+  type KubeProvisionerConfig,
+} from "./kubernetes/kube-provisioner-config";
+
+/** Settings of the `none` provisioner: pure IPAM, hosts are opaque labels. */
+export interface NoneProvisionerConfig {
+  kind: "none";
+  /** Hosts per failure domain. Without it, the failure domain's name is the host. */
+  hosts?: Record<string, string[]>;
+}
+
+/**
+ * Settings of the `aws` provisioner: hosts are EC2 instances (instance ID or private DNS name, which
+ * is the OpenShift node name on AWS), failure domains are availability zones, and egress IPs are
+ * secondary private IPs of each host's primary network interface. Credentials come from the default
+ * AWS credential chain of the process running the deployment, never from here.
+ */
+export interface AwsProvisionerConfig {
+  kind: "aws";
+  /** The region of the instances, e.g. `us-east-1`. */
+  region: string;
+  /** An EC2 endpoint URL other than the region's default (a VPC endpoint, or an emulator in tests). */
+  endpoint?: string;
+  /** EC2 tags every eligible host carries (e.g. `{ "kubernetes.io/cluster/<infra-id>": "owned" }`); default: every running instance. */
+  hostTags?: Record<string, string>;
+}
+
+/**
+ * Provisioner settings, stored in state as resource inputs: names and selectors only, never
+ * credentials (AWS uses the default credential chain, Kubernetes a kubeconfig context name).
+ */
+export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | KubeProvisionerConfig;
+
+/**
+ * What a resource adds to the user's provisioner settings when it builds the provisioner that
+ * serves it (see {@link withInstanceSettings}); never part of the `provisioner` input itself.
+ */
+export interface InstanceSettings {
+  /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object). */
+  namespace?: string;
+  /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
+  cidrs?: string[];
+}
+
+/** A provisioner config with the instance settings its kind uses. */
+export type ScopedProvisionerConfig = ProvisionerConfig & InstanceSettings;
+
+const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
+  "ocp-static": ["namespace"],
+  "ocp-dynamic": ["namespace", "cidrs"],
+  ovn: ["namespace"],
+};
+
+/**
+ * The config a resource builds its provisioner from: the user's settings plus those instance
+ * settings the kind uses (none for `none` and `aws`, so resources of every namespace share one
+ * aws provisioner and its host load counts). A distinct config is a distinct cached provisioner.
+ */
+export function withInstanceSettings(
+  config: ProvisionerConfig,
+  settings: InstanceSettings,
+): ScopedProvisionerConfig {
+  const keys = instanceKeys[config.kind] ?? [];
+  const scoped: Record<string, unknown> = { ...config };
+  for (const key of keys) if (settings[key] !== undefined) scoped[key] = settings[key];
+  return scoped as unknown as ScopedProvisionerConfig;
+}
+
+/** The user's settings of a scoped config: the config without its instance settings. */
+export function withoutInstanceSettings(config: ScopedProvisionerConfig): ProvisionerConfig {
+  const { namespace: _namespace, cidrs: _cidrs, ...rest } = config;
+  return rest as ProvisionerConfig;
+}
+
+/** Every provisioner kind this package knows. */
+export const provisionerKinds = ["none", "aws", "ocp-static", "ocp-dynamic", "ovn"] as const;
+
+// Setting names that would carry a credential into state, where it is stored in clear text.
+const secretLike =
+  /(secret|password|passwd|token|credential|accesskey|privatekey|kubeconfig$|certificatedata|keydata)/i;
+
+/**
+ * Problems of a provisioner config, as `check` failures (`property` relative to the config).
+ * Credentials are refused outright: state would keep them readable by anyone with the stack.
+ */
+export function provisionerConfigProblems(config: unknown): { property: string; reason: string }[] {
+  if (!config || typeof config !== "object" || Array.isArray(config)) {
+    return [
+      { property: "", reason: `must be an object with a "kind" (one of ${provisionerKinds.join(", ")})` },
+    ];
+  }
+  const c = config as Record<string, unknown>;
+  const problems: { property: string; reason: string }[] = [];
+  if (!provisionerKinds.includes(c.kind as (typeof provisionerKinds)[number])) {
+    problems.push({
+      property: "kind",
+      reason: `unknown provisioner kind ${JSON.stringify(c.kind)}; use one of ${provisionerKinds.join(", ")}`,
+    });
+  }
+  for (const key of Object.keys(c)) {
+    if (secretLike.test(key)) {
+      problems.push({
+        property: key,
+        reason:
+          `"${key}" looks like a credential, and provisioner settings are stored in the stack in clear text; ` +
+          `remove it: AWS uses the default credential chain, Kubernetes a kubeconfig context name`,
+      });
+    }
+  }
+  if (c.kind === "none" && c.hosts !== undefined) {
+    const hosts = c.hosts as Record<string, unknown>;
+    const ok =
+      hosts &&
+      typeof hosts === "object" &&
+      Object.values(hosts).every(
+        (l) => Array.isArray(l) && l.length > 0 && l.every((h) => typeof h === "string"),
+      );
+    if (!ok)
+      problems.push({
+        property: "hosts",
+        reason: "must map each failure domain to a non-empty list of host names",
+      });
+  }
+  if (c.kind === "aws") problems.push(...awsConfigProblems(c));
+  if (kubeKinds.includes(c.kind as (typeof kubeKinds)[number])) {
+    problems.push(...kubeConfigProblems(c, provisionerConfigProblems, (key) => secretLike.test(key)));
+  }
+  return problems;
+}
+
+const awsKeys = new Set(["kind", "region", "endpoint", "hostTags"]);
+
+function awsConfigProblems(c: Record<string, unknown>): { property: string; reason: string }[] {
+  const problems: { property: string; reason: string }[] = [];
+  if (typeof c.region !== "string" || !/^[a-z]{2}(-[a-z0-9]+)+-\d+$/.test(c.region)) {
+    problems.push({
+      property: "region",
+      reason: `must be an AWS region name such as "us-east-1" (got ${JSON.stringify(c.region)})`,
+    });
+  }
+  if (
+    c.endpoint !== undefined &&
+    (typeof c.endpoint !== "string" || !/^https?:\/\/[^\s/]+/.test(c.endpoint))
+  ) {
+    problems.push({
+      property: "endpoint",
+      reason: `must be an http(s) URL such as "https://ec2.us-east-1.amazonaws.com" (got ${JSON.stringify(c.endpoint)})`,
+    });
+  }
+  if (c.hostTags !== undefined) {
+    const tags = c.hostTags as Record<string, unknown>;
+    const ok =
+      tags &&
+      typeof tags === "object" &&
+      !Array.isArray(tags) &&
+      Object.values(tags).every((v) => typeof v === "string");
+    if (!ok)
+      problems.push({ property: "hostTags", reason: 'must map tag keys to values, e.g. { role: "egress" }' });
+  }
+  for (const key of Object.keys(c)) {
+    if (!awsKeys.has(key) && !secretLike.test(key)) {
+      problems.push({
+        property: key,
+        reason: `unknown setting of the aws provisioner; it takes ${[...awsKeys].filter((k) => k !== "kind").join(", ")}`,
+      });
+    }
+  }
+  return problems;
+}

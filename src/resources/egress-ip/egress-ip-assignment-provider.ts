@@ -1,0 +1,136 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { canonicalAddress, isIpamError } from "../../allocator";
+import { kubeStatus } from "../../kube/kube-errors";
+import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
+import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
+import type { ProviderImpl } from "../../runtime/index";
+import type { Failure } from "../pool/pool-spec";
+import { errorMessage, withoutProvider, type Props } from "../provider-props";
+import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
+import { hasUnknown } from "../../core/unknowns";
+
+/** Whether a provisioner kind writes per-namespace objects (and so needs the EgressIp's namespace). */
+const usesNamespace = (config: Props | undefined): boolean =>
+  kubeKinds.includes(config?.kind as (typeof kubeKinds)[number]);
+
+/**
+ * The provisioner config of one assignment: the user's settings plus the assignment's namespace
+ * where the kind uses it (ocp-static, ocp-dynamic, ovn write the namespace's NetNamespace or
+ * EgressIP object). The namespace reaches the provisioner as an instance setting rather than as an
+ * argument, so the seed interface's methods keep their signatures; provisioners of one cluster
+ * share their planning state whatever namespace they serve (see `plannerFor`).
+ */
+export function assignmentConfig(props: Props): ScopedProvisionerConfig {
+  return withInstanceSettings(props.provisioner, { namespace: props.namespace || undefined });
+}
+
+async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  if ([news.ip, news.provisioner, news.pinnedHost, news.namespace].some(hasUnknown)) return { inputs: news };
+  const failures: Failure[] = provisionerFailures(news.provisioner);
+  if (usesNamespace(news.provisioner) && (typeof news.namespace !== "string" || news.namespace === "")) {
+    failures.push({
+      property: "namespace",
+      reason: `the ${news.provisioner.kind} provisioner gives the addresses to a namespace: set the EgressIp's namespace`,
+    });
+  }
+  let ip = news.ip;
+  try {
+    ip = canonicalAddress(String(news.ip));
+  } catch (e) {
+    failures.push({ property: "ip", reason: errorMessage(e) });
+  }
+  if (failures.length > 0) return { inputs: news, failures };
+
+  const provisioner = provisionerFor(assignmentConfig(news));
+  const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
+  let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
+  try {
+    // A host that left the domain (terminated, untagged) is replaced now, so plain `up` moves the
+    // address; a pinned host is the user's choice and stays.
+    if (host && !news.pinnedHost && provisioner.hostServes) {
+      if (!(await provisioner.hostServes(host, news.failureDomain, callSignal()))) host = undefined;
+    }
+    host ??= provisioner.findHostForIP
+      ? await provisioner.findHostForIP(ip, news.failureDomain, callSignal())
+      : await provisioner.findHostForNewIP(news.failureDomain, callSignal());
+  } catch (e) {
+    // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's, not the domain's.
+    const property = isIpamError(e, "INVALID_CONFIG") ? "provisioner.context" : "failureDomain";
+    return { inputs: news, failures: [{ property, reason: errorMessage(e) }] };
+  }
+  return { inputs: { ...news, ip, host } };
+}
+
+/** True for an error caused by an API call that got no usable answer (no answer, 401, 403, 429, 5xx). */
+function couldNotCheck(e: unknown): boolean {
+  const cause = (e as { cause?: unknown })?.cause;
+  if (!cause) return false;
+  const { code } = kubeStatus(cause);
+  return code === 0 || code === 401 || code === 403 || code === 429 || code >= 500;
+}
+
+function outputsOf(inputs: Props) {
+  return { ...withoutProvider(inputs), placement: { state: "assigned" } };
+}
+
+/**
+ * Provider of EgressIpAssignment: places one address on one host through the provisioner.
+ * `check` plans the host (pinned, kept, or the provisioner's least-loaded choice), so preview
+ * shows it; refresh marks an address missing from its host, and the next `up` moves it back.
+ */
+export const egressIpAssignmentProvider: ProviderImpl = {
+  check: checkAssignment,
+
+  async diff(_id, olds, news) {
+    const replaces: string[] = [];
+    if (olds.ip !== news.ip) replaces.push("ip");
+    if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
+    if (olds.namespace !== news.namespace && usesNamespace(news.provisioner)) replaces.push("namespace");
+    const changes = replaces.length > 0 || olds.host !== news.host || olds.namespace !== news.namespace;
+    // The same address on a new resource: the old one must let go of it first, or its delete would
+    // take the address off the host (or namespace) the new one just put it on.
+    const deleteBeforeReplace = replaces.length > 0 && olds.ip === news.ip;
+    return { changes, replaces, ...(deleteBeforeReplace ? { deleteBeforeReplace } : {}) };
+  },
+
+  async create(inputs) {
+    await provisionerFor(assignmentConfig(inputs)).addSpecifiedIP(inputs.ip, inputs.host, callSignal());
+    return { id: inputs.ip, outs: outputsOf(inputs) };
+  },
+
+  async read(id, props) {
+    if (!props.host) return { id, props };
+    try {
+      await provisionerFor(assignmentConfig(props)).checkIP(props.ip, props.host, callSignal());
+      return { id, props };
+    } catch (e) {
+      // A check that could not be made (API unreachable, refused, throttled, failing) says nothing
+      // about the address: fail the refresh rather than record it missing.
+      if (couldNotCheck(e)) throw e;
+      // Drift: record where the address should have been; the next check plans a host again.
+      const missing = {
+        ...props,
+        host: "",
+        placement: { state: "missing", from: props.host, reason: errorMessage(e) },
+      };
+      const { placement: _placement, ...inputs } = withoutProvider(missing);
+      return { id, props: missing, inputs };
+    }
+  },
+
+  async update(_id, olds, news) {
+    const provisioner = provisionerFor(assignmentConfig(news));
+    const from = olds.host || olds.placement?.from;
+    if (from && from !== news.host) {
+      await provisioner.moveIP(news.ip, from, news.host, callSignal());
+    } else if (!olds.host) {
+      await provisioner.addSpecifiedIP(news.ip, news.host, callSignal());
+    }
+    return { outs: outputsOf(news) };
+  },
+
+  async delete(_id, props) {
+    const host = props.host || props.placement?.from;
+    if (host) await provisionerFor(assignmentConfig(props)).removeIP(props.ip, host, callSignal());
+  },
+};

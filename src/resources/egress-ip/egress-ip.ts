@@ -1,0 +1,138 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import { providerContext } from "../context";
+import { IpAllocation } from "../ip-allocation/ip-allocation";
+import type { IpPool } from "../ip-pool/ip-pool";
+import { thinProvider } from "../thin-provider";
+
+/** Inputs of {@link EgressIp}. */
+export interface EgressIpArgs {
+  /**
+   * The pool the addresses come from, or one pool per failure domain (`{ "us-east-1a": poolA, … }`):
+   * on AWS a subnet lives in one availability zone, so each zone needs a pool of its own subnet.
+   */
+  pool: IpPool | Record<string, IpPool>;
+  /**
+   * Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, `{ kind: "ocp-static" }`,
+   * `{ kind: "ocp-dynamic" }`, `{ kind: "ovn" }`, … Never credentials.
+   */
+  provisioner: pulumi.Input<ProvisionerConfig>;
+  /**
+   * The namespace the egress IPs serve: required by `ocp-static` and `ocp-dynamic` (its
+   * NetNamespace gets the addresses) and `ovn` (its EgressIP object selects it); informational for
+   * `none` and `aws`. Changing it replaces the placements.
+   */
+  namespace?: pulumi.Input<string>;
+  /** One address per failure domain (AWS: availability zone), as the egress operators do. */
+  failureDomains?: string[];
+  /** Pin the addresses to this host instead of letting the provisioner choose per domain. */
+  host?: pulumi.Input<string>;
+  /** Specific addresses, one per failure domain, in order. */
+  ips?: pulumi.Input<string>[];
+}
+
+/** Inputs of {@link EgressIpAssignment}. */
+export interface EgressIpAssignmentArgs {
+  ip: pulumi.Input<string>;
+  provisioner: pulumi.Input<ProvisionerConfig>;
+  failureDomain: string;
+  host?: pulumi.Input<string>;
+  namespace?: pulumi.Input<string>;
+}
+
+/**
+ * One egress address placed on a host by a provisioner. {@link EgressIp} creates one per failure
+ * domain; use it directly to place an address you already hold (an {@link IpAllocation}).
+ * Host change → `moveIP`; address or provisioner change → replace; delete → `removeIP`;
+ * refresh → `checkIP`, and an address found missing is put back by the next `up`.
+ */
+export class EgressIpAssignment extends pulumi.dynamic.Resource {
+  /** The address. */
+  declare public readonly ip: pulumi.Output<string>;
+  /** The host carrying it (planned at preview where the provisioner can tell). */
+  declare public readonly host: pulumi.Output<string>;
+  /** Its failure domain. */
+  declare public readonly failureDomain: pulumi.Output<string>;
+
+  constructor(name: string, args: EgressIpAssignmentArgs, opts?: pulumi.CustomResourceOptions) {
+    const context = providerContext(name, "EgressIpAssignment", opts);
+    const props = {
+      stack: context.stack,
+      owner: context.owner,
+      ip: args.ip,
+      provisioner: args.provisioner,
+      failureDomain: args.failureDomain,
+      pinnedHost: args.host,
+      namespace: args.namespace,
+      host: undefined,
+      placement: undefined,
+    };
+    super(thinProvider("EgressIpAssignment"), name, props, opts, "egress-ipam", "EgressIpAssignment");
+  }
+}
+
+const isPool = (p: IpPool | Record<string, IpPool>): p is IpPool =>
+  typeof (p as IpPool).enqueueHolder === "function";
+
+/**
+ * Egress IPs for a namespace: one address per failure domain from a pool, each placed on a host by
+ * the provisioner. Addresses are planned in program order and shown at preview; placement runs in
+ * parallel. Built from one {@link IpAllocation} and one {@link EgressIpAssignment} per domain.
+ */
+export class EgressIp extends pulumi.ComponentResource {
+  /** One address per failure domain, in the order of `failureDomains`. */
+  public readonly ips: pulumi.Output<string[]>;
+  /** The host carrying each address, in the same order. */
+  public readonly hosts: pulumi.Output<string[]>;
+  /** The per-domain allocations. */
+  public readonly allocations: IpAllocation[];
+  /** The per-domain placements. */
+  public readonly assignments: EgressIpAssignment[];
+
+  constructor(name: string, args: EgressIpArgs, opts?: pulumi.ComponentResourceOptions) {
+    super("egress-ipam:index:EgressIp", name, {}, opts);
+    const domains = args.failureDomains ?? [""];
+    if (new Set(domains).size !== domains.length) {
+      throw new Error(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
+    }
+    if (args.ips && args.ips.length !== domains.length) {
+      throw new Error(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
+    }
+    if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
+      throw new Error(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
+    }
+    const child = (domain: string) => (domain === "" ? name : `${name}-${domain}`);
+    const poolFor = (domain: string): IpPool => {
+      if (isPool(args.pool)) return args.pool;
+      const pool = args.pool[domain];
+      if (!pool) throw new Error(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
+      return pool;
+    };
+    this.allocations = domains.map(
+      (domain, i) =>
+        new IpAllocation(
+          child(domain),
+          // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
+          { pool: poolFor(domain), ip: args.ips?.[i], observeWith: args.provisioner },
+          { parent: this },
+        ),
+    );
+    this.assignments = domains.map(
+      (domain, i) =>
+        new EgressIpAssignment(
+          child(domain),
+          {
+            ip: this.allocations[i]!.ip,
+            provisioner: args.provisioner,
+            failureDomain: domain,
+            host: args.host,
+            namespace: args.namespace,
+          },
+          { parent: this },
+        ),
+    );
+    this.ips = pulumi.all(this.allocations.map((a) => a.ip));
+    this.hosts = pulumi.all(this.assignments.map((a) => a.host));
+    this.registerOutputs({ ips: this.ips, hosts: this.hosts });
+  }
+}

@@ -1,0 +1,151 @@
+import type * as pulumi from "@pulumi/pulumi";
+import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
+import type { ProviderImpl } from "../../runtime/index";
+import {
+  addressDetails,
+  checkRequestable,
+  poolChooser,
+  resolvePool,
+  type Failure,
+  type ResolvedPool,
+} from "../pool/pool-spec";
+import { errorMessage, withoutProvider, withPoolRef, type Props } from "../provider-props";
+import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./mesh-node-allocation";
+import { ledgerFor } from "../../ledger/ledger-settings";
+import { holdersAhead, readQueue, usedAddresses } from "../pool/pool-queue";
+import { hasUnknown } from "../../core/unknowns";
+
+/** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
+function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
+  const first = record.ips[0]!;
+  return { ip: first, ...addressDetails(pool, first), ...recordProps(record) };
+}
+
+/**
+ * The checked inputs without the program's `holder` input, whose stack and owner are kept as plain
+ * values (what every later operation reads), and the pool's queue, which is only needed by `check`.
+ */
+function takeHolder(checked: Props): { news: Props; queue: unknown } {
+  const { holder, ...news } = checked;
+  const h = holder as { stack?: unknown; owner?: unknown; queue?: unknown } | undefined;
+  if (h?.stack !== undefined) news.stack = h.stack;
+  if (h?.owner !== undefined) news.owner = h.owner;
+  return { news, queue: h?.queue };
+}
+
+async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
+  const { news, queue } = takeHolder(checked);
+  if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId].some(hasUnknown))
+    return { inputs: news };
+  const failures: Failure[] = [];
+  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  failures.push(...poolFailures);
+  if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
+    failures.push({
+      property: "pool",
+      reason: "create IpAllocation with the IpAllocation class and an IpPool",
+    });
+  }
+  if (pool && failures.length === 0 && news.nodeId !== undefined)
+    return checkNodeAllocation(olds, news, pool);
+  if (news.adopt && news.ip === undefined) {
+    failures.push({ property: "adopt", reason: "adopt needs the address to take over: set ip" });
+  }
+  if (pool && pool.rangeSets.length > 1 && news.ip !== undefined) {
+    failures.push({
+      property: "ip",
+      reason: "a dual-stack pool plans one address per family; ip cannot be set",
+    });
+  }
+  let requested: string | undefined;
+  if (pool && news.ip !== undefined && failures.length === 0) {
+    requested = await checkRequestable(pool, String(news.ip)).catch((e: unknown) => {
+      failures.push({ property: "ip", reason: errorMessage(e) });
+      return undefined;
+    });
+  }
+  if (failures.length > 0 || !pool) return { inputs: news, failures };
+
+  // Stable: the address held before stays while the pool and the requested address allow it.
+  const poolId: string = news.pool.id;
+  const old = readRecord(olds);
+  if (old && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
+    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, old) } };
+  }
+
+  try {
+    // Addresses in use outside Pulumi state are never planned, nor accepted unless adopted.
+    const inUse = await usedAddresses(pool, news.observeWith);
+    if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
+    const ledger = ledgerFor(news.stack, news.pool.ledger, `IpAllocation ${news.owner} (check)`);
+    // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
+    const ahead = readQueue(queue, news.owner);
+    if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
+      // Planned on its own, it would take an address the others could not foresee.
+      const reason =
+        "ip came from an output or a promise and resolved to nothing, so the pool's other holders could not " +
+        "take this allocation into account: give ip as a plain string, or leave it out";
+      return { inputs: news, failures: [{ property: "ip", reason }] };
+    }
+    if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
+    const plan = await ledger.plan({
+      pool: poolId,
+      owner: news.owner,
+      requested: requested === undefined ? undefined : [requested],
+      count: pool.rangeSets.length,
+      choose: poolChooser(pool, inUse),
+      adopt: Boolean(news.adopt),
+    });
+    const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
+    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, record) } };
+  } catch (e) {
+    return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
+  }
+}
+
+/**
+ * Provider of IpAllocation. `check` plans the address under the pool's stack-scoped lock and
+ * returns it as an input (so preview shows it), keeping the previous address whenever the pool and
+ * the requested address allow; `create` reserves exactly that address; `delete` releases it.
+ */
+export const ipAllocationProvider: ProviderImpl = {
+  check: checkAllocation,
+
+  async diff(_id, olds, news) {
+    // Not planned yet (the pool depends on values preview cannot know): the plan at `up` decides.
+    if (news.poolId === undefined) return { changes: true, replaces: [] };
+    const replaces: string[] = [];
+    if (olds.poolId !== news.poolId) replaces.push("pool");
+    if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
+    if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
+    const changes = replaces.length > 0 || Boolean(olds.adopt) !== Boolean(news.adopt);
+    return { changes, replaces };
+  },
+
+  async create(inputs) {
+    const record = readRecord(inputs)!;
+    if (inputs.nodeId !== undefined) {
+      await createNodeAllocation(inputs);
+      return { id: record.ips.join(","), outs: withoutProvider(inputs) };
+    }
+    const ledger = ledgerFor(inputs.stack, inputs.pool?.ledger, `IpAllocation ${record.owner} (create)`);
+    await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt));
+    return { id: record.ips.join(","), outs: withoutProvider(inputs) };
+  },
+
+  async read(id, props) {
+    return { id, props };
+  },
+
+  async update(_id, _olds, news) {
+    return { outs: withoutProvider(news) };
+  },
+
+  async delete(_id, props) {
+    const record = readRecord(props);
+    if (!record) return;
+    if (props.nodeId !== undefined) return deleteNodeAllocation(props);
+    const ledger = ledgerFor(props.stack, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
+    await ledger.release(record.pool, record.owner, record.ips);
+  },
+};

@@ -1,0 +1,167 @@
+import { AddressSet, freeCount } from "../../allocator";
+import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
+import { poolDefinition } from "../pool/canonical-definition";
+import type { ProviderImpl } from "../../runtime/index";
+import { ledgerFor, resolveLedger } from "../../ledger/ledger-settings";
+import {
+  canonicalRanges,
+  checkRequestable,
+  poolSize,
+  resolvePool,
+  type Failure,
+  type PoolSpec,
+  type ResolvedPool,
+} from "../pool/pool-spec";
+import { errorMessage, withoutProvider, type Props } from "../provider-props";
+import { hasUnknown } from "../../core/unknowns";
+
+const specKeys = [
+  "ranges",
+  "cniConfig",
+  "exclude",
+  "reserved",
+  "strategy",
+  "cloudReserved",
+  "network",
+  "static",
+] as const;
+const specOf = (props: Record<string, unknown>): PoolSpec =>
+  Object.fromEntries(specKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]])) as PoolSpec;
+const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>) =>
+  JSON.stringify(specOf(a)) === JSON.stringify(specOf(b));
+
+/**
+ * Holders whose addresses the pool would no longer cover (outside every range, a gateway, or
+ * excluded). Reserved addresses stay valid for holders that requested them.
+ */
+async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Promise<string[]> {
+  const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId}`);
+  const holders = await ledger.holders(String(props.poolId));
+  const out: string[] = [];
+  for (const [ip, owner] of holders) {
+    const ok = await checkRequestable(pool, ip).then(
+      () => true,
+      () => false,
+    );
+    if (!ok) out.push(`${ip} (held by ${owner})`);
+  }
+  return out.sort();
+}
+
+async function holderList(props: Record<string, unknown>): Promise<string[]> {
+  const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId} (delete)`);
+  // A shared pool outlives this stack's IpPool: only this stack's own claims keep it.
+  const own = (owner: string) => owner.startsWith("urn:") && !owner.includes(" of stack ");
+  return [...(await ledger.holders(String(props.poolId)))]
+    .filter(([, owner]) => own(owner))
+    .map(([ip, owner]) => `${ip} (held by ${owner})`)
+    .sort();
+}
+
+/**
+ * For a shared pool: makes the stored definition agree with this pool's (writing it when the pool
+ * is new to the ledger; replacing it when `olds` had the stored one, i.e. an explicit update).
+ */
+async function agreeDefinition(props: Props, pool: ResolvedPool, olds?: Props): Promise<void> {
+  const { config } = resolveLedger(props.ledger);
+  if (!config) return;
+  const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(specOf(olds)).pool : undefined;
+  const mine = { definition: poolDefinition(pool), stack: String(props.stack), owner: String(props.poolId) };
+  await new PoolDefinitions(config).agree(mine, previous && poolDefinition(previous));
+}
+
+function outputsOf(props: Props, pool: ResolvedPool) {
+  return { ...withoutProvider(props), rangeSets: canonicalRanges(pool), size: poolSize(pool) };
+}
+
+/**
+ * Provider of IpPool: validates everything at `check` (every problem, per property, at preview),
+ * updates in place, and refuses changes or deletion that would strand held addresses.
+ */
+export const ipPoolProvider: ProviderImpl = {
+  async check(olds, news) {
+    if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
+    const { pool, failures } = resolvePool(specOf(news));
+    failures.push(...resolveLedger(news.ledger).failures);
+    if (pool && failures.length === 0 && news.ledger !== undefined) {
+      // A shared pool: its definition is agreed at preview (written by the first stack).
+      const changing = olds.poolId !== undefined && !sameSpec(olds, news) ? olds : undefined;
+      if (changing) await checkStranded(news, pool, failures);
+      if (failures.length === 0) {
+        await agreeDefinition(news, pool, changing).catch((e: unknown) =>
+          failures.push({ property: "ledger", reason: errorMessage(e) }),
+        );
+      }
+      return { inputs: failures.length === 0 ? outputsOf(news, pool) : news, failures };
+    }
+    if (pool && olds.poolId !== undefined && !sameSpec(olds, news)) {
+      const lost = await stranded(news, pool).catch((e: unknown) => [
+        `(cannot list holders: ${errorMessage(e)})`,
+      ]);
+      if (lost.length > 0) failures.push(strandFailure(lost));
+    }
+    // The canonical ranges and size are known now: returning them makes preview show them.
+    return { inputs: pool && failures.length === 0 ? outputsOf(news, pool) : news, failures };
+  },
+
+  async diff(_id, olds, news) {
+    // Moving a pool to another ledger moves its holders' records too: a new pool, not an update.
+    const ledgerChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
+    return { changes: ledgerChanged || !sameSpec(olds, news), replaces: ledgerChanged ? ["ledger"] : [] };
+  },
+
+  async create(inputs) {
+    const { pool } = resolvePool(specOf(inputs));
+    await agreeDefinition(inputs, pool!);
+    return { id: String(inputs.poolId).split("::").pop()!, outs: outputsOf(inputs, pool!) };
+  },
+
+  async read(id, props) {
+    const { pool } = resolvePool(specOf(props));
+    if (!pool) return { id, props };
+    const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId} (refresh)`);
+    const holders = await ledger.holders(String(props.poolId));
+    const taken = new AddressSet(holders.keys());
+    const never = [...pool.exclude, ...pool.reserved];
+    const free = pool.rangeSets.reduce((sum, set) => sum + freeCount(set, never, taken), 0n);
+    const allocations = [...holders]
+      .map(([ip, owner]) => ({ ip, owner }))
+      .sort((a, b) => (a.ip < b.ip ? -1 : 1));
+    return { id, props: { ...outputsOf(props, pool), allocations, free: free.toString() } };
+  },
+
+  async update(_id, olds, news) {
+    const { pool, failures } = resolvePool(specOf(news));
+    if (!pool) throw new Error(failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
+    const lost = await stranded(news, pool);
+    if (lost.length > 0) throw new Error(strandFailure(lost).reason);
+    await agreeDefinition(news, pool, olds);
+    return { outs: outputsOf(news, pool) };
+  },
+
+  async delete(_id, props) {
+    const holders = await holderList(props);
+    if (holders.length > 0) {
+      throw new Error(
+        `pool ${props.poolId} still has allocations: ${holders.join(", ")}; ` +
+          `delete or move those resources first (they are released when deleted)`,
+      );
+    }
+  },
+};
+
+async function checkStranded(news: Props, pool: ResolvedPool, failures: Failure[]): Promise<void> {
+  const lost = await stranded(news, pool).catch((e: unknown) => [
+    `(cannot list holders: ${errorMessage(e)})`,
+  ]);
+  if (lost.length > 0) failures.push(strandFailure(lost));
+}
+
+function strandFailure(lost: string[]): Failure {
+  return {
+    property: "ranges",
+    reason:
+      `this change leaves held addresses outside the pool: ${lost.join(", ")}; ` +
+      `move or delete those allocations first, or keep their addresses inside the ranges`,
+  };
+}

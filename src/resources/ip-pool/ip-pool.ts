@@ -1,0 +1,192 @@
+import * as pulumi from "@pulumi/pulumi";
+import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
+import type { LedgerArgs } from "../../ledger/ledger-settings";
+import type { RangeArgs } from "../pool/pool-spec";
+import { providerContext, type ProviderContext } from "../context";
+import { thinProvider } from "../thin-provider";
+
+/** A range in CNI host-local form; defaults as host-local fills them. */
+export interface IpPoolRange {
+  /** The subnet, e.g. `10.0.8.0/24`; must be a network address. */
+  subnet: pulumi.Input<string>;
+  /** First address handed out (default: network+1). */
+  rangeStart?: pulumi.Input<string>;
+  /** Last address handed out (default: broadcast−1 for IPv4, the last address for IPv6). */
+  rangeEnd?: pulumi.Input<string>;
+  /** Never handed out (default: network+1). */
+  gateway?: pulumi.Input<string>;
+}
+
+/** Inputs of {@link IpPool}. Give `ranges` or `cniConfig`. */
+export interface IpPoolArgs {
+  /** One range set: ranges of one family that must not overlap. Adding ranges is an in-place update. */
+  ranges?: pulumi.Input<pulumi.Input<IpPoolRange>[]>;
+  /** A CNI host-local config (JSON text); each of its range sets is one family of the pool. */
+  cniConfig?: pulumi.Input<string>;
+  /** CIDRs or addresses never handed out and refused when requested. */
+  exclude?: pulumi.Input<pulumi.Input<string>[]>;
+  /** Addresses never handed out automatically, but accepted when an allocation requests them. */
+  reserved?: pulumi.Input<pulumi.Input<string>[]>;
+  /** `round-robin` (default; CNI host-local) or `lowest-free`. */
+  strategy?: pulumi.Input<"round-robin" | "lowest-free">;
+  /** Exclude the addresses a cloud reserves in every subnet: `aws` (network+1..+3 and the last). */
+  cloudReserved?: pulumi.Input<"aws">;
+  /**
+   * A webmesh node network, e.g. `10.42.0.0/16` (instead of `ranges` / `cniConfig`): allocations with
+   * a `nodeId` get one host prefix each, the lowest free after the network address.
+   */
+  network?: pulumi.Input<string>;
+  /** Fixed node addresses of a node `network`, by node ID (`10.42.0.5` or `10.42.0.5/32`). */
+  static?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * Share the pool across stacks through a Kubernetes ledger: `{ kind: "kubernetes", name,
+   * namespace, context?, lockDuration?: "10s", lockAcquireTimeout?: "30s" }`. Stacks naming the same
+   * namespace and name share one pool; the kubeconfig comes from `KUBECONFIG` (or `~/.kube/config`),
+   * only the context name is stored. See the README's "Shared pools" for the RBAC rules.
+   */
+  ledger?: pulumi.Input<LedgerArgs>;
+}
+
+/** A pool queue as the program builds it (the engine resolves it before `check`). */
+interface PoolQueueInput {
+  observers: pulumi.Input<ProvisionerConfig>[];
+  /** The holders' lines, newline-separated. */
+  holders: Promise<string>;
+}
+
+/** What a holder passes to its provider as its `holder` input: who it is and the pool's queue up to it. */
+export interface HolderInput extends ProviderContext {
+  queue: PoolQueueInput;
+}
+
+/** Whether a value is plain JSON (no outputs or promises inside), so equal values mean equal configs. */
+function isPlainJson(value: unknown): boolean {
+  if (value === null || ["string", "number", "boolean"].includes(typeof value)) return true;
+  if (Array.isArray(value)) return value.every(isPlainJson);
+  if (typeof value !== "object" || Object.getPrototypeOf(value) !== Object.prototype) return false;
+  return Object.values(value as object).every((v) => v === undefined || isPlainJson(v));
+}
+
+/** One allocation of a pool, as `pulumi refresh` reports it. */
+export interface PoolAllocation {
+  ip: string;
+  /** URN of the resource holding it. */
+  owner: string;
+}
+
+/** What an allocation needs to know about its pool at `check` time (known at preview). */
+export interface PoolRef {
+  /** The pool's URN: its identity in the ledger. */
+  id: string;
+  ranges?: RangeArgs[];
+  cniConfig?: string;
+  exclude?: string[];
+  reserved?: string[];
+  strategy?: "round-robin" | "lowest-free";
+  cloudReserved?: "aws";
+  /** A node network (webmesh). */
+  network?: string;
+  /** Fixed node addresses. */
+  static?: Record<string, string>;
+  /** The pool's shared ledger, when it has one. */
+  ledger?: LedgerArgs;
+}
+
+/**
+ * A pool of IP addresses with CNI host-local semantics. Every problem in its inputs is reported at
+ * preview, per property. Allocations live in the state of the resources that hold them; the pool
+ * refuses a change that would leave a held address outside it, and refuses deletion while it has
+ * holders, naming them.
+ */
+export class IpPool extends pulumi.dynamic.Resource {
+  /** Canonical ranges, one list per range set (two for a dual-stack CNI config). */
+  declare public readonly rangeSets: pulumi.Output<RangeArgs[][]>;
+  /** Addresses the pool hands out automatically, as a decimal string (an IPv6 pool exceeds 2^53). */
+  declare public readonly size: pulumi.Output<string>;
+  /** Current allocations, after `pulumi refresh`. */
+  declare public readonly allocations: pulumi.Output<PoolAllocation[] | undefined>;
+  /** Free addresses, after `pulumi refresh`, as a decimal string. */
+  declare public readonly free: pulumi.Output<string | undefined>;
+  /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
+  public readonly ref: pulumi.Output<PoolRef>;
+  private readonly observers: pulumi.Input<ProvisionerConfig>[] = [];
+  /** The queue's lines so far, newline-separated; undefined before the first holder. */
+  private queueText: Promise<string | undefined> = Promise.resolve(undefined);
+  private lastOwner: Promise<string> | undefined;
+  private readonly observerIndex = new Map<unknown, number>();
+
+  /**
+   * Adds a holder (a resource taking addresses from this pool) to the pool's queue, and returns
+   * what the holder passes as its `holder` input: its context and every holder so far, in program
+   * order, itself last.
+   *
+   * The engine checks resources one at a time in the order their registrations arrive, and
+   * concurrent registrations arrive in a different order on every run. With the queue, a holder's
+   * check first plans every earlier holder that has no plan yet, so preview and `up` plan the same
+   * addresses in program order whatever order the checks come in. Holders do not wait for each
+   * other's creates, only for the earlier holders' URNs and `observeWith` values (so an
+   * `observeWith` must not depend on a later holder of the same pool). A requested address that is
+   * not a plain string is not known when other holders are planned: list it in the pool's
+   * `reserved` so automatic plans stay off it.
+   */
+  enqueueHolder(
+    context: ProviderContext,
+    ip: pulumi.Input<string> | undefined,
+    observeWith: pulumi.Input<ProvisionerConfig> | undefined,
+  ): HolderInput {
+    const requested = ip === undefined ? undefined : typeof ip === "string" ? ip : null;
+    const observer = observeWith === undefined ? undefined : this.observer(observeWith);
+    const previous = this.lastOwner;
+    this.lastOwner = context.owner;
+    const line = Promise.all([context.owner, previous]).then(([urn, before]) =>
+      encodeHolder({ owner: urn, ip: requested, observer }, urnPrefix(urn), before),
+    );
+    // Each holder's text extends the previous one's: one concatenation per holder.
+    this.queueText = Promise.all([this.queueText, line]).then(([text, l]) =>
+      text === undefined ? l : `${text}\n${l}`,
+    );
+    const holders = this.queueText.then((text) => text!);
+    return { ...context, queue: { observers: [...this.observers], holders } };
+  }
+
+  /** The index of a provisioner config among the queue's observers; equal plain configs share one. */
+  private observer(config: pulumi.Input<ProvisionerConfig>): number {
+    const key = isPlainJson(config) ? JSON.stringify(config) : config;
+    let index = this.observerIndex.get(key);
+    if (index === undefined) {
+      index = this.observers.push(config) - 1;
+      this.observerIndex.set(key, index);
+    }
+    return index;
+  }
+
+  constructor(name: string, args: IpPoolArgs, opts?: pulumi.CustomResourceOptions) {
+    const context = providerContext(name, "IpPool", opts);
+    const spec = {
+      ranges: args.ranges,
+      cniConfig: args.cniConfig,
+      exclude: args.exclude,
+      reserved: args.reserved,
+      strategy: args.strategy,
+      cloudReserved: args.cloudReserved,
+      network: args.network,
+      static: args.static,
+    };
+    const props = {
+      ...spec,
+      ledger: args.ledger,
+      stack: context.stack,
+      poolId: context.owner,
+      rangeSets: undefined,
+      size: undefined,
+      allocations: undefined,
+      free: undefined,
+    };
+    super(thinProvider("IpPool"), name, props, opts, "egress-ipam", "IpPool");
+    // The same identity the pool's provider uses; derived through this.urn so that resources taking
+    // the ref depend on the pool (and are deleted before it).
+    const id = pulumi.all([this.urn, pulumi.output(context.owner)]).apply(([, poolId]) => poolId);
+    this.ref = pulumi.output({ ...spec, ledger: args.ledger, id }) as pulumi.Output<PoolRef>;
+  }
+}

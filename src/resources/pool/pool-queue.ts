@@ -1,0 +1,96 @@
+import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import type { Chooser, PlanRequest } from "../../ledger/ledger";
+import { forget, shared } from "../../core/process-registry";
+import { checkRequestable, poolChooser, poolSubnets, type ResolvedPool } from "./pool-spec";
+import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
+import type { Props } from "../provider-props";
+import { provisionerFor } from "../../provisioners/provisioner-cache";
+import { hasUnknown } from "../../core/unknowns";
+
+/**
+ * Every holder of a pool that the program had created up to and including the one being checked,
+ * in program order (the `queue` of an allocation's input `holder`). It is only read by `check`
+ * and not kept in state.
+ */
+export interface PoolQueue {
+  /** The distinct `observeWith` configs of those holders. */
+  observers: ProvisionerConfig[];
+  /** The holders, one line each (see pool-queue-codec), the one being checked last. */
+  holders: string;
+}
+
+/** A queue with its holders decoded. */
+export interface DecodedQueue {
+  observers: ProvisionerConfig[];
+  holders: QueuedHolder[];
+}
+
+/**
+ * Addresses the provisioner sees in use in the pool's subnets, read once per deployment (provider
+ * process): addresses this deployment takes are in the ledger already, and placement re-checks
+ * the subnet before it assigns anything.
+ */
+export function usedAddresses(pool: ResolvedPool, config: Props | null | undefined): Promise<string[]> {
+  if (config === undefined || config === null) return Promise.resolve([]);
+  const subnets = poolSubnets(pool.rangeSets);
+  const key = JSON.stringify([config, subnets]);
+  return shared("used-addresses", key, () => {
+    const used = provisionerFor(config as ProvisionerConfig).usedAddresses?.(subnets);
+    const result = used ? used.then((ips) => ips ?? []) : Promise.resolve([]);
+    result.catch(() => forget("used-addresses", key));
+    return result;
+  });
+}
+
+/**
+ * The plan requests of the holders before the last one in `queue`, in program order, for
+ * {@link Ledger.planAhead}. Left out, because their own check does not plan them either or
+ * reports why: holders whose address is not known to the others (they do not take from the
+ * automatic order; a `reserved` address keeps automatic plans off it), holders whose requested
+ * address the pool would refuse, and holders whose observer is not known yet (preview) or fails.
+ */
+export async function holdersAhead(
+  pool: ResolvedPool,
+  poolId: string,
+  queue: DecodedQueue,
+): Promise<PlanRequest[]> {
+  const count = pool.rangeSets.length;
+  const wanted = new Set(
+    queue.holders.slice(0, -1).flatMap((h) => (h.observer === undefined ? [] : [h.observer])),
+  );
+  const choosers = new Map<number, Chooser | undefined>();
+  for (const index of wanted) {
+    const config = queue.observers[index];
+    const inUse = hasUnknown(config) ? undefined : await usedAddresses(pool, config).catch(() => undefined);
+    choosers.set(index, inUse && poolChooser(pool, inUse));
+  }
+  const plain = poolChooser(pool);
+  const requests: PlanRequest[] = [];
+  for (const holder of queue.holders.slice(0, -1)) {
+    const choose = holder.observer === undefined ? plain : choosers.get(holder.observer);
+    if (holder.ip === null || choose === undefined) continue;
+    if (holder.ip === undefined) {
+      requests.push({ pool: poolId, owner: holder.owner, count, choose });
+      continue;
+    }
+    const requested = await checkRequestable(pool, holder.ip).catch(() => undefined);
+    if (requested !== undefined)
+      requests.push({ pool: poolId, owner: holder.owner, requested: [requested], choose });
+  }
+  return requests;
+}
+
+/**
+ * The queue of an allocation's inputs, decoded, when it is one whose last holder is `owner`;
+ * undefined otherwise (then the allocation is planned on its own, as by an older program).
+ */
+export function readQueue(value: unknown, owner: string): DecodedQueue | undefined {
+  const q = value as Partial<PoolQueue> | undefined;
+  if (typeof q?.holders !== "string" || !Array.isArray(q.observers)) return undefined;
+  try {
+    const holders = decodeHolders(q.holders, owner);
+    return holders.at(-1)?.owner === owner ? { observers: q.observers, holders } : undefined;
+  } catch {
+    return undefined;
+  }
+}

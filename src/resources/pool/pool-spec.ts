@@ -1,0 +1,226 @@
+import {
+  canonicalAddress,
+  IpAllocator,
+  MemoryStore,
+  canonicalCidr,
+  cloudReservedAddresses,
+  loadIpamConfig,
+  nextFree,
+  NodeAllocator,
+  poolCapacity,
+  Range,
+  RangeSet,
+  type AllocationStrategy,
+  type ReadonlyAddressSet,
+} from "../../allocator";
+import { errorMessage } from "../provider-props";
+
+/** One range in CNI host-local form. */
+export interface RangeArgs {
+  subnet: string;
+  rangeStart?: string;
+  rangeEnd?: string;
+  gateway?: string;
+}
+
+/** The inputs of an IpPool that decide which addresses it hands out. */
+export interface PoolSpec {
+  /** One range set in host-local form; or give `cniConfig`. */
+  ranges?: RangeArgs[];
+  /** A CNI host-local config (JSON text); each of its range sets is one family of the pool. */
+  cniConfig?: string;
+  /** CIDRs or addresses never handed out and never accepted when requested. */
+  exclude?: string[];
+  /** Addresses never handed out automatically, but accepted when requested explicitly. */
+  reserved?: string[];
+  /** `round-robin` (default, host-local) or `lowest-free`. */
+  strategy?: AllocationStrategy;
+  /** Cloud whose reserved addresses in each range's subnet are excluded: `aws`. */
+  cloudReserved?: "aws";
+  /** A webmesh node network: one host prefix per node ID (instead of `ranges` / `cniConfig`). */
+  network?: string;
+  /** Fixed addresses of node IDs in `network`. */
+  static?: Record<string, string>;
+}
+
+/** A `check` failure: the property path and what to do about it. */
+export interface Failure {
+  property: string;
+  reason: string;
+}
+
+/** A validated pool: canonical range sets and everything the allocator needs. */
+export interface ResolvedPool {
+  rangeSets: RangeSet[];
+  /** Canonical exclusions, cloud-reserved addresses included. */
+  exclude: string[];
+  /** Canonical reserved addresses. */
+  reserved: string[];
+  strategy: AllocationStrategy;
+  /** A node network (webmesh): node IDs get host prefixes from it, statics honoured. */
+  node?: { network: string; static: Record<string, string> };
+}
+
+const strategies: readonly AllocationStrategy[] = ["round-robin", "lowest-free"];
+
+/**
+ * Validates a pool spec with the allocator and collects every problem at once, each under the
+ * property it comes from (`ranges[1].subnet`, `exclude[0]`, …), so `check` can report all of them
+ * at preview.
+ */
+export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; failures: Failure[] } {
+  const failures: Failure[] = [];
+  const fail = (property: string, reason: string) => failures.push({ property: at + property, reason });
+  const rangeSets: RangeSet[] = [];
+  let node: ResolvedPool["node"];
+
+  if (spec.network !== undefined) {
+    if (spec.ranges !== undefined || spec.cniConfig !== undefined) {
+      fail("network", "give either `network` (node addresses) or `ranges` / `cniConfig`, not both");
+    } else {
+      try {
+        // The node allocator's own checks: network address, statics inside it and not shared.
+        new NodeAllocator({ network: spec.network, store: new MemoryStore(), static: spec.static });
+        const range = new Range({ subnet: spec.network }).canonicalize();
+        rangeSets.push(new RangeSet([range]).canonicalize());
+        node = {
+          network: range.subnet,
+          static: Object.fromEntries(Object.entries(spec.static ?? {}).sort()),
+        };
+      } catch (e) {
+        fail(/static/.test(errorMessage(e)) ? "static" : "network", errorMessage(e));
+      }
+    }
+  } else if (spec.static !== undefined) {
+    fail("static", "static node addresses need a node `network`");
+  } else if ((spec.ranges === undefined) === (spec.cniConfig === undefined)) {
+    fail("ranges", "give exactly one of `ranges` or `cniConfig`");
+  } else if (spec.ranges !== undefined) {
+    if (!Array.isArray(spec.ranges) || spec.ranges.length === 0) {
+      fail("ranges", 'must be a non-empty list of ranges such as { subnet: "10.0.8.0/24" }');
+    } else {
+      const ranges: Range[] = [];
+      spec.ranges.forEach((r, i) => {
+        try {
+          const range = new Range(r);
+          range.canonicalize();
+          ranges.push(range);
+        } catch (e) {
+          fail(`ranges[${i}]`, errorMessage(e));
+        }
+      });
+      if (ranges.length === spec.ranges.length) {
+        try {
+          const set = new RangeSet(ranges);
+          set.canonicalize();
+          rangeSets.push(set);
+        } catch (e) {
+          fail("ranges", errorMessage(e));
+        }
+      }
+    }
+  } else {
+    try {
+      rangeSets.push(...loadIpamConfig(spec.cniConfig!).config.ranges);
+    } catch (e) {
+      fail("cniConfig", errorMessage(e));
+    }
+  }
+
+  const exclude: string[] = [];
+  (spec.exclude ?? []).forEach((x, i) => {
+    try {
+      exclude.push(x.includes("/") ? canonicalCidr(x) : canonicalAddress(x));
+    } catch (e) {
+      fail(`exclude[${i}]`, errorMessage(e));
+    }
+  });
+  const reserved: string[] = [];
+  (spec.reserved ?? []).forEach((x, i) => {
+    try {
+      const ip = canonicalAddress(x);
+      if (rangeSets.length > 0 && !rangeSets.some((s) => s.contains(ip))) {
+        fail(`reserved[${i}]`, `${ip} is outside the pool's ranges (${rangeSets.join(" and ")})`);
+      }
+      reserved.push(ip);
+    } catch (e) {
+      fail(`reserved[${i}]`, errorMessage(e));
+    }
+  });
+  if (spec.cloudReserved !== undefined) {
+    if (spec.cloudReserved !== "aws") {
+      fail("cloudReserved", `unknown cloud ${JSON.stringify(spec.cloudReserved)}; use "aws" or leave it out`);
+    } else {
+      for (const subnet of poolSubnets(rangeSets)) exclude.push(...cloudReservedAddresses(subnet, "aws"));
+    }
+  }
+  const strategy = spec.strategy ?? "round-robin";
+  if (!strategies.includes(strategy)) {
+    fail("strategy", `unknown strategy ${JSON.stringify(strategy)}; use ${strategies.join(" or ")}`);
+  }
+  if (failures.length > 0) return { failures };
+  return { pool: { rangeSets, exclude, reserved, strategy, ...(node ? { node } : {}) }, failures };
+}
+
+/** The distinct subnets of the ranges of some range sets, in order. */
+export function poolSubnets(rangeSets: readonly RangeSet[]): string[] {
+  return [...new Set(rangeSets.flatMap((set) => [...set].map((r) => r.subnet)))];
+}
+
+/** The canonical ranges of a resolved pool, one list per range set, as pool outputs show them. */
+export function canonicalRanges(pool: ResolvedPool): RangeArgs[][] {
+  return pool.rangeSets.map((set) =>
+    [...set].map((r) => ({
+      subnet: r.subnet,
+      rangeStart: r.rangeStart,
+      rangeEnd: r.rangeEnd,
+      gateway: r.gateway,
+    })),
+  );
+}
+
+/** How many addresses the pool hands out automatically, as a decimal string (it may exceed 2^53). */
+export function poolSize(pool: ResolvedPool): string {
+  const never = [...pool.exclude, ...pool.reserved];
+  return pool.rangeSets.reduce((sum, set) => sum + poolCapacity(set, never), 0n).toString();
+}
+
+/**
+ * The chooser for the ledger: the `index`-th address of a plan comes from range set
+ * `index % rangeSets.length`, so a dual-stack pool gives one address per family. `inUse` lists
+ * addresses a provisioner sees in use outside Pulumi state; they are never planned.
+ */
+export function poolChooser(pool: ResolvedPool, inUse: readonly string[] = []) {
+  const never = [...pool.exclude, ...pool.reserved, ...inUse];
+  return (taken: ReadonlyAddressSet, latest: readonly string[], index: number): string => {
+    const rangeSet = pool.rangeSets[index % pool.rangeSets.length]!;
+    const cursor = latest.findLast((ip) => rangeSet.contains(ip));
+    return nextFree({ rangeSet, exclude: never, taken, cursor, strategy: pool.strategy });
+  };
+}
+
+/**
+ * Checks that `ip` may be held in the pool: inside a range, not a gateway, not excluded and not in
+ * `inUse` (reserved addresses are allowed: that is what they are for). Returns the canonical address.
+ * @throws IpamError NOT_IN_RANGE or IP_UNAVAILABLE naming the address and the range set.
+ */
+export async function checkRequestable(
+  pool: ResolvedPool,
+  ip: string,
+  inUse: readonly string[] = [],
+): Promise<string> {
+  const canonical = canonicalAddress(ip);
+  const rangeSet = pool.rangeSets.find((s) => s.contains(canonical)) ?? pool.rangeSets[0]!;
+  // The allocator's own request path, on an empty store: exactly its rules and its messages.
+  const probe = new IpAllocator(rangeSet, new MemoryStore(), 0, { exclude: [...pool.exclude, ...inUse] });
+  await probe.get("requested", canonical);
+  return canonical;
+}
+
+/** The address with its subnet's prefix length (`10.0.8.10/24`) and its range's gateway. */
+export function addressDetails(pool: ResolvedPool, ip: string): { cidr: string; gateway: string } {
+  const set = pool.rangeSets.find((s) => s.contains(ip));
+  if (!set) return { cidr: ip, gateway: "" };
+  const range = set.rangeFor(ip);
+  return { cidr: `${ip}/${range.subnet.split("/")[1]}`, gateway: range.gateway ?? "" };
+}

@@ -1,0 +1,376 @@
+// `pulumi-egress-ipam report --ledger` and `check` for the Kubernetes provisioners, run as a user
+// runs them (spawned CLI) on stacks the real engine made against the real kube-apiserver.
+import type * as k8s from "@kubernetes/client-node";
+import * as path from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { runCli } from "../support/cli";
+import { Harness } from "../support/harness";
+import { svgCells } from "../support/svg-cells";
+import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+import { kubectlPatch } from "../support/kubectl-patch";
+import {
+  hostSubnetIps,
+  netNamespaceIps,
+  sdnWorld,
+  setHostSubnetIps,
+  type SdnWorld,
+} from "../support/sdn-world";
+
+type Pkg = typeof import("../../src/index");
+
+interface Finding {
+  kind: string;
+  ip: string;
+  expectedHost?: string;
+  actualHost?: string;
+  urn?: string;
+  fix: string[];
+}
+
+const oneLineError = (run: { code: number | null; stdout: string; stderr: string }, code: number) => {
+  expect(run.code).toBe(code);
+  expect(run.stdout).toBe("");
+  expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+};
+
+describe("report --ledger, on a pool shared by three stacks", () => {
+  const env = { KUBECONFIG: testKubeconfig() };
+  const pool = uniqueName("cli");
+  let ns = "";
+  let ref = "";
+  const stacks = ["a", "b", "c"].map((s) => Harness.create(`cli-ledger-${s}`, { env }));
+  const [a, b, c] = stacks as [Harness, Harness, Harness];
+  const program = (h: Harness, allocations: Record<string, string | undefined>) => {
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    return async () => {
+      const p = new IpPool("egress", {
+        ranges: [{ subnet: "10.52.0.0/28" }],
+        exclude: ["10.52.0.5"],
+        reserved: ["10.52.0.14"],
+        ledger: { kind: "kubernetes", name: pool, namespace: ns, context: "admin@test" },
+      });
+      for (const [name, ip] of Object.entries(allocations)) new IpAllocation(name, { pool: p, ip });
+    };
+  };
+  const report = (...args: string[]) => runCli(["report", "--ledger", ref, ...args], env);
+  let planned = "";
+
+  beforeAll(async () => {
+    ns = await freshNamespace("cli");
+    ref = `kubernetes:${ns}/${pool}`;
+    await a.program(program(a, { "a-0": undefined, "a-1": undefined }));
+    await a.up();
+    await b.program(program(b, { "b-0": "10.52.0.14" }));
+    await b.up();
+    // A preview holds its planned address in the ledger: planned, not created.
+    await c.program(program(c, { "c-0": undefined }));
+    planned = String((await c.preview()).planned("c-0")?.ip);
+  });
+  afterAll(async () => {
+    for (const h of stacks) h.dispose();
+    await kube().core.deleteNamespace({ name: ns });
+  });
+
+  it("--json: counts, and every stack's holders with their state", async () => {
+    const run = await report("--json");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const doc = JSON.parse(run.stdout);
+    expect(doc.ledger).toBe(ref);
+    expect(doc.pools).toHaveLength(1);
+    // .1 gateway, .5 excluded, .14 reserved: 11 handed out automatically.
+    expect(doc.pools[0]).toMatchObject({
+      pool: ref,
+      name: pool,
+      size: "11",
+      held: "3",
+      planned: "1",
+      free: "8",
+      reserved: "1",
+      excluded: "1",
+    });
+    const holders = doc.pools[0].holders.map(
+      (x: { ip: string; state: string; stack: string; owner: string }) => [
+        x.ip,
+        x.state,
+        x.stack,
+        x.owner.split("::").pop(),
+      ],
+    );
+    expect(holders).toEqual(
+      [
+        ["10.52.0.2", "held", a.fqStackName, "a-0"],
+        ["10.52.0.3", "held", a.fqStackName, "a-1"],
+        [planned, "planned", c.fqStackName, "c-0"],
+        ["10.52.0.14", "held", b.fqStackName, "b-0"],
+      ].sort((x, y) => Number(x[0]!.split(".")[3]) - Number(y[0]!.split(".")[3])),
+    );
+    // .2 .3 held, .4 planned, .5 excluded, .14 reserved and held, .15 broadcast (outside the range).
+    expect(planned).toBe("10.52.0.4");
+    expect(doc.pools[0].maps[0].lines[0].cells).toBe("-G##+x........#-");
+  });
+
+  it("prints the map and a holders table with a STACK column; the SVG has a held cell per claim", async () => {
+    const file = path.join(a.workDir, "shared.svg");
+    const run = await report("--svg", file);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(`pool ${pool}  ${ref}`);
+    expect(run.stdout).toMatch(/size 11 {2}held 3 {2}free 8 {2}planned-not-created 1/);
+    expect(run.stdout).toMatch(/ADDRESS +STATE +SINCE +STACK +HOLDER \(URN\)/);
+    expect(run.stdout).toMatch(
+      new RegExp(`10\\.52\\.0\\.14 +held +\\d{4}-\\d\\d-\\d\\d [\\d:]+ UTC +${b.fqStackName} +urn:\\S+::b-0`),
+    );
+    const cells = svgCells(file);
+    expect(cells).toHaveLength(16);
+    expect(cells.filter((s) => s === "held")).toHaveLength(3);
+    expect(cells.filter((s) => s === "planned")).toHaveLength(1);
+  });
+
+  it.each([
+    [
+      "a pool the namespace does not have",
+      () => ["report", "--ledger", `kubernetes:${ns}/nope`],
+      2,
+      /no shared pool "nope" in namespace/,
+    ],
+    [
+      "a context without access: exit 3 naming the permission",
+      () => ["report", "--ledger", ref, "--context", "limited@test"],
+      3,
+      /User "limited" cannot (get|list) resource "configmaps"/,
+    ],
+    ["an unknown context", () => ["report", "--ledger", ref, "--context", "nope@test"], 2, /nope@test/],
+  ])("%s: one line on stderr", async (_, args, code, why) => {
+    const run = await runCli(args(), env);
+    oneLineError(run, code);
+    expect(run.stderr).toMatch(why);
+  });
+});
+
+describe("check with the ocp-static provisioner, against kube-apiserver", () => {
+  const net = `10.26.${1 + Math.floor(Math.random() * 250)}`;
+  const h = Harness.create("cli-check-ocp", { env: { KUBECONFIG: testKubeconfig() } });
+  const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+  let w: SdnWorld<"a1" | "a2" | "a3", "x" | "y" | "z">;
+  let hosts: Record<string, string> = {};
+  const check = (...args: string[]) => runCli(["check", "--stack", h.fqStackName, ...args], h.env);
+
+  beforeAll(async () => {
+    w = await sdnWorld({ a1: { zone: "a" }, a2: { zone: "a" }, a3: { zone: "a" } }, ["x", "y", "z"]);
+    await h.program(async () => {
+      const provisioner = { kind: "ocp-static" as const, nodeSelector: w.selector };
+      const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }] });
+      const out: Record<string, unknown> = {};
+      for (const team of ["x", "y", "z"] as const) {
+        const e = new EgressIp(`team-${team}`, {
+          pool,
+          namespace: w.ns[team],
+          failureDomains: [w.zone("a")],
+          provisioner,
+        });
+        out[team] = e.hosts.apply((l) => l[0]);
+      }
+      return out;
+    });
+    const up = await h.up();
+    hosts = Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, String(v.value)]));
+  });
+  afterAll(async () => {
+    h.dispose();
+    await w?.cleanup();
+  });
+
+  it("finds no drift right after up", async () => {
+    const run = await check();
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(
+      new RegExp(`provisioner ocp-static: 3 addresses on hosts in ${net.replace(/\./g, "\\.")}\\.0/24`),
+    );
+    expect(run.stdout).toContain("no drift");
+  });
+
+  it("finds an address added behind its back (leaked), one removed (missing) and one moved (misplaced), exit 1", async () => {
+    const [x, y] = [`${net}.10`, `${net}.11`];
+    const leaked = `${net}.100`;
+    const otherThan = (host: string) =>
+      [w.node.a1, w.node.a2, w.node.a3].find((n) => n !== host && n !== hosts.x)!;
+    // Missing: x's address taken off its HostSubnet.
+    await setHostSubnetIps(
+      hosts.x!,
+      (await hostSubnetIps(hosts.x!)).filter((ip) => ip !== x),
+    );
+    // Misplaced: y's address moved to another node's HostSubnet.
+    const yTo = otherThan(hosts.y!);
+    await setHostSubnetIps(
+      hosts.y!,
+      (await hostSubnetIps(hosts.y!)).filter((ip) => ip !== y),
+    );
+    await setHostSubnetIps(yTo, [...(await hostSubnetIps(yTo)), y]);
+    // Leaked: an address of the pool on a HostSubnet and on z's NetNamespace, held by nobody.
+    await setHostSubnetIps(hosts.x!, [...(await hostSubnetIps(hosts.x!)), leaked]);
+    const { objects } = kube();
+    const nn = (await objects.read({
+      apiVersion: "network.openshift.io/v1",
+      kind: "NetNamespace",
+      metadata: { name: w.ns.z },
+    })) as k8s.KubernetesObject & { egressIPs?: string[] };
+    await objects.replace({ ...nn, egressIPs: [...(nn.egressIPs ?? []), leaked] } as k8s.KubernetesObject);
+
+    const run = await check("--json");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(1);
+    const refreshUp = [`pulumi refresh --stack ${h.fqStackName}`, `pulumi up --stack ${h.fqStackName}`];
+    const patch = (resource: string, name: string, index: number, ip: string) =>
+      `kubectl --context admin@test patch ${resource} ${name} --type=json -p ` +
+      `'[{"op":"test","path":"/egressIPs/${index}","value":"${ip}"},{"op":"remove","path":"/egressIPs/${index}"}]'`;
+    const hs = "hostsubnet.network.openshift.io";
+    expect((JSON.parse(run.stdout) as { findings: Finding[] }).findings).toEqual([
+      {
+        kind: "missing",
+        ip: x,
+        expectedHost: hosts.x,
+        urn: expect.stringMatching(/EgressIpAssignment::team-x-/),
+        fix: refreshUp,
+      },
+      {
+        kind: "misplaced",
+        ip: y,
+        expectedHost: hosts.y,
+        actualHost: yTo,
+        urn: expect.stringMatching(/EgressIpAssignment::team-y-/),
+        fix: [patch(hs, yTo, (await hostSubnetIps(yTo)).indexOf(y), y), ...refreshUp],
+      },
+      {
+        kind: "leaked",
+        ip: leaked,
+        actualHost: hosts.x,
+        fix: [
+          `${patch(hs, hosts.x!, (await hostSubnetIps(hosts.x!)).indexOf(leaked), leaked)} && ` +
+            patch("netnamespace.network.openshift.io", w.ns.z, 1, leaked),
+        ],
+      },
+    ]);
+  });
+
+  it("the printed commands and refresh + up repair it all; a removal command never runs twice", async () => {
+    const doc = JSON.parse((await check("--json")).stdout) as { findings: Finding[] };
+    const kubectl = doc.findings.flatMap((f) => f.fix.filter((c) => c.startsWith("kubectl ")));
+    expect(kubectl).toHaveLength(2);
+    for (const command of kubectl) {
+      expect((await kubectlPatch(command)).map((a) => a.status)).toEqual(
+        command.includes(" && ") ? [200, 200] : [200],
+      );
+    }
+    expect(await netNamespaceIps(w.ns.z)).toEqual([`${net}.12`]);
+    // The list changed since: the test operation refuses, nothing else is removed.
+    const again = await kubectlPatch(kubectl[0]!);
+    expect(again[0]!.status).toBe(422);
+    await h.refresh();
+    await h.up();
+    const run = await check();
+    expect(run.stdout).toContain("no drift");
+    expect(run.code).toBe(0);
+  });
+});
+
+describe("check with the ovn provisioner, against kube-apiserver", () => {
+  const net = `10.27.${1 + Math.floor(Math.random() * 250)}`;
+  const h = Harness.create("cli-check-ovn", { env: { KUBECONFIG: testKubeconfig() } });
+  const { IpPool, EgressIp, CidrAssignment } = h.pkg<Pkg>("pulumi-egress-ipam");
+  let w: SdnWorld<"a1" | "a2", "x">;
+  const foreign = uniqueName("foreign");
+  let planned = { ip: "", host: "" };
+  const check = (...args: string[]) => runCli(["check", "--stack", h.fqStackName, ...args], h.env);
+  const ovn = (name: string) => ({ apiVersion: "k8s.ovn.org/v1", kind: "EgressIP", metadata: { name } });
+  const ipconfig = {
+    "cloud.network.openshift.io/egress-ipconfig": JSON.stringify([
+      { interface: "eth0", ifaddr: { ipv4: `${net}.0/24` }, capacity: { ipv4: 8 } },
+    ]),
+  };
+
+  beforeAll(async () => {
+    const node = { zone: "a", hostSubnet: false as const, annotations: ipconfig };
+    w = await sdnWorld({ a1: node, a2: node }, ["x"], { netNamespaces: false });
+    await h.program(async () => {
+      const provisioner = { kind: "ovn" as const, nodeSelector: w.selector };
+      const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }] });
+      new CidrAssignment("assignable", { pool, provisioner, failureDomain: w.zone("a") });
+      const x = new EgressIp("team-x", {
+        pool,
+        namespace: w.ns.x,
+        failureDomains: [w.zone("a")],
+        provisioner,
+      });
+      return { ip: x.ips.apply((l) => l[0]), host: x.hosts.apply((l) => l[0]) };
+    });
+    const up = await h.up();
+    planned = { ip: String(up.outputs.ip!.value), host: String(up.outputs.host!.value) };
+  });
+  afterAll(async () => {
+    h.dispose();
+    await kube()
+      .objects.delete(ovn(foreign))
+      .catch(() => undefined);
+    await w?.cleanup();
+  });
+
+  it("an address ovnkube has not placed yet is no drift", async () => {
+    const run = await check();
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toContain("no drift");
+    expect(run.code).toBe(0);
+  });
+
+  it("placed by ovnkube on another node: misplaced, fixed by refresh and up alone; a foreign EgressIP's pool address: leaked", async () => {
+    const other = planned.host === w.node.a1 ? w.node.a2 : w.node.a1;
+    const { objects } = kube();
+    const mine = await objects.read(ovn(`egress-ipam-${w.ns.x}`));
+    // What ovnkube writes (there is no status subresource).
+    await objects.replace({
+      ...mine,
+      status: { items: [{ node: other, egressIP: planned.ip }] },
+    } as k8s.KubernetesObject);
+    await objects.create({
+      ...ovn(foreign),
+      spec: { egressIPs: [`${net}.200`], namespaceSelector: { matchLabels: { team: "elsewhere" } } },
+    } as k8s.KubernetesObject);
+
+    const run = await check("--json");
+    expect(run.code).toBe(1);
+    expect((JSON.parse(run.stdout) as { findings: Finding[] }).findings).toEqual([
+      {
+        kind: "misplaced",
+        ip: planned.ip,
+        expectedHost: planned.host,
+        actualHost: other,
+        urn: expect.stringMatching(/EgressIpAssignment::team-x-/),
+        fix: [`pulumi refresh --stack ${h.fqStackName}`, `pulumi up --stack ${h.fqStackName}`],
+      },
+      {
+        kind: "leaked",
+        ip: `${net}.200`,
+        actualHost: "(not placed yet)",
+        fix: [
+          `kubectl --context admin@test patch egressip.k8s.ovn.org ${foreign} --type=json -p ` +
+            `'[{"op":"test","path":"/spec/egressIPs/0","value":"${net}.200"},{"op":"remove","path":"/spec/egressIPs/0"}]'`,
+        ],
+      },
+    ]);
+
+    const [leak] = (JSON.parse(run.stdout) as { findings: Finding[] }).findings.filter(
+      (f) => f.kind === "leaked",
+    );
+    expect((await kubectlPatch(leak!.fix[0]!)).map((a) => a.status)).toEqual([200]);
+    await h.refresh();
+    const up = await h.up();
+    expect(up.outputs.host!.value).toBe(other);
+    expect(
+      ((await objects.read(ovn(`egress-ipam-${w.ns.x}`))) as { spec: { egressIPs: string[] } }).spec
+        .egressIPs,
+    ).toEqual([planned.ip]);
+    const after = await check();
+    expect(after.stdout).toContain("no drift");
+    expect(after.code).toBe(0);
+  });
+});

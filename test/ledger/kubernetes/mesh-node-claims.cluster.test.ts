@@ -1,0 +1,80 @@
+// Webmesh node addresses through the IpAllocation provider and the Kubernetes ledger: the same node
+// ID gets the same address from any stack, statics are honoured, the claim goes with its last
+// reference, and a pool without a network or a ledger is a clear check failure.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ipAllocationProvider } from "../../../src/resources/ip-allocation/ip-allocation-provider";
+import { ClaimStore } from "../../../src/ledger/kubernetes/claim-store";
+import { kubeClients } from "../../../src/kube/kube-config";
+import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
+
+describe("node addresses in a shared pool", () => {
+  let ns = "";
+  const name = uniqueName("mesh");
+  const poolRef = (stack: string, more: Record<string, unknown> = {}) => ({
+    id: `urn:pulumi:${stack}::p::egress-ipam:IpPool::mesh`,
+    network: "10.42.0.0/29",
+    static: { gw: "10.42.0.1" },
+    ledger: { kind: "kubernetes", name, namespace: ns, context: "admin@test" },
+    ...more,
+  });
+  const inputs = (stack: string, node: string, more: Record<string, unknown> = {}) => ({
+    stack: `o/p/${stack}`,
+    owner: `urn:pulumi:${stack}::p::egress-ipam:IpAllocation::${node}`,
+    pool: poolRef(stack),
+    nodeId: node,
+    ...more,
+  });
+  // The program sends the stack and owner in its `holder` input.
+  const check = async ({ stack, owner, ...news }: Record<string, unknown>) =>
+    ipAllocationProvider.check({}, { holder: { stack, owner }, ...news });
+  const store = () => new ClaimStore(kubeClients("admin@test"), ns, name);
+
+  beforeAll(async () => {
+    process.env.KUBECONFIG = testKubeconfig();
+    ns = await freshNamespace("nodes");
+  });
+  afterAll(() => kube().core.deleteNamespace({ name: ns }));
+
+  it("gives a node the same address from two stacks, honouring statics, until the last reference goes", async () => {
+    const a = await check(inputs("a", "n1"));
+    expect(a.failures ?? []).toEqual([]);
+    expect(a.inputs).toMatchObject({ ip: "10.42.0.2", prefix: "10.42.0.2/32" }); // .1 is static for gw
+    const b = await check(inputs("b", "n1"));
+    expect(b.inputs.prefix).toBe("10.42.0.2/32");
+    const gw = await check(inputs("b", "gw"));
+    expect(gw.inputs.prefix).toBe("10.42.0.1/32");
+    expect((await check(inputs("a", "n2"))).inputs.prefix).toBe("10.42.0.3/32");
+
+    await ipAllocationProvider.create(a.inputs);
+    await ipAllocationProvider.create(b.inputs);
+    expect((await store().read("10.42.0.2"))?.refs?.sort()).toEqual([
+      `o/p/a ${inputs("a", "n1").owner}`,
+      `o/p/b ${inputs("b", "n1").owner}`,
+    ]);
+    await ipAllocationProvider.delete("10.42.0.2", a.inputs);
+    expect((await store().read("10.42.0.2"))?.state).toBe("claim"); // stack b still has it
+    await ipAllocationProvider.delete("10.42.0.2", b.inputs);
+    expect(await store().read("10.42.0.2")).toBeUndefined();
+  });
+
+  it.each([
+    [
+      "a pool without a network (ErrNoNetwork)",
+      { network: undefined, static: undefined, ranges: [{ subnet: "10.43.0.0/29" }] },
+      /no network configured/,
+    ],
+    ["a pool without a ledger (ErrNoStorage)", { ledger: undefined }, /no storage configured/],
+  ])("refuses %s at check", async (_what, change, message) => {
+    const news = inputs("c", "n9", { pool: poolRef("c", change) });
+    const result = await check(news);
+    expect(result.failures?.map((f) => f.reason).join()).toMatch(message);
+  });
+
+  it("reports POOL_EXHAUSTED naming the network when every address is taken", async () => {
+    // Free: .2 (released above) and .4–.7 (the last address included, as webmesh does).
+    const nodes = ["x1", "x2", "x3", "x4", "x5"];
+    for (const n of nodes) expect((await check(inputs("d", n))).failures ?? []).toEqual([]);
+    const full = await check(inputs("d", "x6"));
+    expect(full.failures?.[0]?.reason).toMatch(/no free address left in network 10\.42\.0\.0\/29/);
+  });
+});

@@ -1,0 +1,65 @@
+// A shared pool's definition through the IpPool provider and the real kube-apiserver: the first
+// stack writes it, a different one is refused naming both and the writer, growing is an explicit
+// update of a pool that has the stored definition, and shrinking under another stack's claim is refused.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ipPoolProvider } from "../../../src/resources/ip-pool/ip-pool-provider";
+import { kubeLedger } from "../../../src/ledger/kubernetes/kube-ledger";
+import { poolChooser, resolvePool } from "../../../src/resources/pool/pool-spec";
+import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
+
+describe("shared pool definition", () => {
+  let ns = "";
+  const name = uniqueName("def");
+  const props = (stack: string, subnet: string) => ({
+    stack: `o/p/${stack}`,
+    poolId: `urn:pulumi:${stack}::p::egress-ipam:IpPool::egress`,
+    ranges: [{ subnet }],
+    ledger: { kind: "kubernetes", name, namespace: ns, context: "admin@test" },
+  });
+  const reasons = (r: { failures?: { reason: string }[] }) =>
+    (r.failures ?? []).map((f) => f.reason).join("; ");
+
+  beforeAll(async () => {
+    process.env.KUBECONFIG = testKubeconfig();
+    ns = await freshNamespace("def");
+  });
+  afterAll(() => kube().core.deleteNamespace({ name: ns }));
+
+  it("is written by the first stack and refused when different, naming both and the writer", async () => {
+    expect(reasons(await ipPoolProvider.check({}, props("a", "10.60.0.0/27")))).toBe("");
+    const other = reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/26")));
+    expect(other).toContain('"subnet":"10.60.0.0/27"');
+    expect(other).toContain('"subnet":"10.60.0.0/26"');
+    expect(other).toContain("written by stack o/p/a");
+    expect(reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/27")))).toBe("");
+  });
+
+  it("grows by an update of a pool that had the stored definition; others then follow", async () => {
+    const grown = await ipPoolProvider.check(props("a", "10.60.0.0/27"), props("a", "10.60.0.0/26"));
+    expect(reasons(grown)).toBe("");
+    expect(reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/27")))).toContain(
+      "written by stack o/p/a",
+    );
+    expect(reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/26")))).toBe("");
+  });
+
+  it("refuses to shrink below another stack's claim, naming it", async () => {
+    const pool = resolvePool({ ranges: [{ subnet: "10.60.0.0/26" }] }).pool!;
+    const b = kubeLedger({
+      stack: "o/p/b",
+      ledger: {
+        name,
+        namespace: ns,
+        context: "admin@test",
+        lockDuration: 10_000,
+        lockAcquireTimeout: 30_000,
+      },
+    });
+    const owner = "urn:pulumi:b::p::egress-ipam:IpAllocation::far";
+    await b.plan({ pool: "x", owner, requested: ["10.60.0.40"], choose: poolChooser(pool) });
+    const shrink = reasons(
+      await ipPoolProvider.check(props("a", "10.60.0.0/26"), props("a", "10.60.0.0/27")),
+    );
+    expect(shrink).toContain(`10.60.0.40 (held by ${owner} of stack o/p/b`);
+  });
+});

@@ -1,0 +1,62 @@
+import { describe, expect, it } from "vitest";
+import { registerProvisioner, type EgressIPProvisioner } from "../../../src/provisioners";
+import { cidrAssignmentProvider as provider } from "../../../src/resources/cidr-assignment/cidr-assignment-provider";
+
+// A recording provisioner, registered in this process under "ocp-dynamic".
+const assigned: string[] = [];
+const configs: unknown[] = [];
+registerProvisioner("ocp-dynamic", (config) => {
+  configs.push(config);
+  const p: Partial<EgressIPProvisioner> = {
+    async findHostForNewIP(domain) {
+      if (domain !== "zone-a") throw new Error(`no host in failure domain "${domain}"`);
+      return "node-a1";
+    },
+    async assignCIDR(host) {
+      assigned.push(host);
+    },
+  };
+  return p as EgressIPProvisioner;
+});
+
+let n = 0;
+const inputs = (over: Record<string, unknown>) => ({
+  stack: "org/p/s",
+  owner: "urn:c",
+  pool: { id: "urn:pool", ranges: [{ subnet: "10.0.8.0/24" }] },
+  provisioner: { kind: "ocp-dynamic", context: `c${n++}` },
+  ...over,
+});
+
+describe("CidrAssignment provider", () => {
+  it.each([
+    ["neither hosts nor failureDomain", {}],
+    ["both hosts and failureDomain", { requestedHosts: ["n1"], failureDomain: "zone-a" }],
+    ["an empty host list", { requestedHosts: [] }],
+  ])("refuses %s at check", async (_what, over) => {
+    const { failures } = await provider.check({}, inputs(over));
+    expect(failures?.map((f) => f.property)).toEqual(["hosts"]);
+  });
+
+  it("assigns the pool's subnets to each host, and only new hosts on update", async () => {
+    assigned.length = 0;
+    const { inputs: checked } = await provider.check({}, inputs({ requestedHosts: ["n1", "n2"] }));
+    expect(checked).toMatchObject({ hosts: ["n1", "n2"], cidrs: ["10.0.8.0/24"] });
+    const { id, outs } = await provider.create(checked);
+    expect(id).toBe("10.0.8.0/24");
+    expect(assigned).toEqual(["n1", "n2"]);
+    expect(configs.at(-1)).toMatchObject({ kind: "ocp-dynamic", cidrs: ["10.0.8.0/24"] });
+
+    const { inputs: more } = await provider.check(outs, { ...checked, requestedHosts: ["n1", "n2", "n3"] });
+    expect(await provider.diff(id, outs, more)).toEqual({ changes: true, replaces: [] });
+    await provider.update(id, outs, more);
+    expect(assigned).toEqual(["n1", "n2", "n3"]);
+  });
+
+  it("lets the provisioner pick the host of a failure domain, and reports a domain without hosts", async () => {
+    const { inputs: checked } = await provider.check({}, inputs({ failureDomain: "zone-a" }));
+    expect(checked.hosts).toEqual(["node-a1"]);
+    const { failures } = await provider.check({}, inputs({ failureDomain: "zone-z" }));
+    expect(failures).toEqual([{ property: "failureDomain", reason: 'no host in failure domain "zone-z"' }]);
+  });
+});

@@ -1,0 +1,150 @@
+import { beforeEach, describe, expect, it } from "vitest";
+import { registerProvisioner, type EgressIPProvisioner } from "../../../src/provisioners";
+import { egressIpAssignmentProvider as provider } from "../../../src/resources/egress-ip/egress-ip-assignment-provider";
+
+// A fault-injecting provisioner with observable hosts, registered in this process under "ovn".
+const hosts = new Map<string, Set<string>>();
+const calls: string[] = [];
+let failNextAdd: Error | undefined;
+let failNextCheck: Error | undefined;
+const fake: EgressIPProvisioner = {
+  async findHostForNewIP(domain) {
+    const candidates = [...hosts.keys()].filter((h) => h.startsWith(`${domain}/`));
+    if (candidates.length === 0) throw new Error(`no host in failure domain "${domain}"`);
+    return candidates.reduce((a, b) => (hosts.get(b)!.size < hosts.get(a)!.size ? b : a));
+  },
+  async addSpecifiedIP(ip, host) {
+    calls.push(`add ${ip} ${host}`);
+    const injected = failNextAdd;
+    failNextAdd = undefined;
+    if (injected) throw injected;
+    hosts.get(host)!.add(ip);
+  },
+  async addRandomIP() {
+    throw new Error("unused");
+  },
+  async removeIP(ip, host) {
+    calls.push(`remove ${ip} ${host}`);
+    hosts.get(host)?.delete(ip);
+  },
+  async moveIP(ip, from, to) {
+    calls.push(`move ${ip} ${from} ${to}`);
+    hosts.get(from)?.delete(ip);
+    hosts.get(to)!.add(ip);
+  },
+  async checkIP(ip, host) {
+    const injected = failNextCheck;
+    failNextCheck = undefined;
+    if (injected) throw injected;
+    if (!hosts.get(host)?.has(ip)) throw new Error(`${ip} is not on ${host}`);
+  },
+  async assignCIDR() {},
+  async hostServes(host, domain) {
+    return hosts.has(host) && host.startsWith(`${domain}/`);
+  },
+};
+registerProvisioner("ovn", () => fake);
+
+let n = 0;
+const provisioner = () => ({ kind: "ovn" as const, context: `c${n++}` }); // fresh cached instance per test
+const inputs = (over: Record<string, unknown> = {}) => ({
+  stack: "org/p/s",
+  owner: "urn:x",
+  ip: "10.0.8.10",
+  failureDomain: "zone-a",
+  namespace: "team-a",
+  provisioner: provisioner(),
+  ...over,
+});
+
+beforeEach(() => {
+  hosts.clear();
+  for (const h of ["zone-a/n1", "zone-a/n2", "zone-b/n3"]) hosts.set(h, new Set());
+  hosts.get("zone-a/n1")!.add("10.0.8.99");
+  calls.length = 0;
+});
+
+describe("EgressIpAssignment provider", () => {
+  it("plans the least-loaded host in the domain at check, or the pinned one, and keeps it later", async () => {
+    const news = inputs();
+    expect((await provider.check({}, news)).inputs.host).toBe("zone-a/n2");
+    expect((await provider.check({}, { ...news, pinnedHost: "zone-a/n1" })).inputs.host).toBe("zone-a/n1");
+    const olds = { ...news, host: "zone-a/n1" };
+    expect((await provider.check(olds, news)).inputs.host).toBe("zone-a/n1");
+  });
+
+  it("plans another host when the kept one no longer serves the domain, but never moves a pinned one", async () => {
+    const news = inputs();
+    const olds = { ...news, host: "zone-a/gone" };
+    expect((await provider.check(olds, news)).inputs.host).toBe("zone-a/n2");
+    const pinned = { ...news, pinnedHost: "zone-a/gone" };
+    expect((await provider.check(olds, pinned)).inputs.host).toBe("zone-a/gone");
+  });
+
+  it("reports a domain without hosts and credentials in the config as check failures", async () => {
+    const { failures } = await provider.check({}, inputs({ failureDomain: "zone-z" }));
+    expect(failures).toEqual([{ property: "failureDomain", reason: 'no host in failure domain "zone-z"' }]);
+    const secret = await provider.check(
+      {},
+      inputs({ provisioner: { kind: "ovn", awsSecretAccessKey: "x" } }),
+    );
+    expect(secret.failures?.[0]).toMatchObject({ property: "provisioner.awsSecretAccessKey" });
+    expect(secret.failures?.[0]?.reason).toMatch(/credential/);
+  });
+
+  it.each([
+    ["no answer", { cause: new TypeError("fetch failed") }],
+    ["503", { cause: { code: 503, body: '{"reason":"ServiceUnavailable","message":"etcd"}' } }],
+    ["403", { cause: { code: 403, body: '{"reason":"Forbidden","message":"nope"}' } }],
+  ])("fails a refresh whose check got %s, instead of recording the address missing", async (_what, opts) => {
+    const { inputs: checked } = await provider.check({}, inputs());
+    const { id, outs } = await provider.create(checked);
+    failNextCheck = new Error("reading NetNamespace team-a failed", opts);
+    await expect(provider.read(id, outs)).rejects.toThrow("reading NetNamespace team-a failed");
+    expect(await provider.read(id, outs)).toEqual({ id, props: outs });
+  });
+
+  it("places on create, finds drift on refresh, and the next update puts the address back", async () => {
+    const { inputs: checked } = await provider.check({}, inputs());
+    const { id, outs } = await provider.create(checked);
+    expect(id).toBe("10.0.8.10");
+    expect(hosts.get("zone-a/n2")!.has("10.0.8.10")).toBe(true);
+    expect(await provider.read(id, outs)).toEqual({ id, props: outs });
+
+    hosts.get("zone-a/n2")!.delete("10.0.8.10"); // removed behind our back
+    const refreshed = await provider.read(id, outs);
+    expect(refreshed.props).toMatchObject({ host: "", placement: { state: "missing", from: "zone-a/n2" } });
+    expect(refreshed.inputs?.host).toBe("");
+
+    const { inputs: replanned } = await provider.check(
+      refreshed.inputs,
+      inputs({ provisioner: checked.provisioner }),
+    );
+    const diff = await provider.diff(id, refreshed.props, replanned);
+    expect(diff).toEqual({ changes: true, replaces: [] });
+    await provider.update(id, refreshed.props, replanned);
+    expect(hosts.get(replanned.host)!.has("10.0.8.10")).toBe(true);
+  });
+
+  it("moves on a host change, replaces on an address change, and removes on delete", async () => {
+    const olds = { ...inputs(), host: "zone-a/n1", placement: { state: "assigned" } };
+    hosts.get("zone-a/n1")!.add("10.0.8.10");
+    const moved = { ...olds, host: "zone-a/n2" };
+    expect(await provider.diff("10.0.8.10", olds, moved)).toEqual({ changes: true, replaces: [] });
+    await provider.update("10.0.8.10", olds, moved);
+    expect(calls).toEqual(["move 10.0.8.10 zone-a/n1 zone-a/n2"]);
+    expect(await provider.diff("10.0.8.10", olds, { ...olds, ip: "10.0.8.11" })).toEqual({
+      changes: true,
+      replaces: ["ip"],
+    });
+    await provider.delete("10.0.8.10", moved);
+    expect(hosts.get("zone-a/n2")!.has("10.0.8.10")).toBe(false);
+  });
+
+  it("fails create when placement fails, leaving nothing placed", async () => {
+    const { inputs: checked } = await provider.check({}, inputs());
+    failNextAdd = new Error("PrivateIpAddressLimitExceeded (injected)");
+    await expect(provider.create(checked)).rejects.toThrow("PrivateIpAddressLimitExceeded");
+    expect([...hosts.values()].some((ips) => ips.has("10.0.8.10"))).toBe(false);
+  });
+});
