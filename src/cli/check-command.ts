@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/failure";
 import { checkRequestable, poolSubnets } from "../resources/pool/pool-spec";
 import { createProvisioner } from "../provisioners/create-provisioner";
 import type { EgressIPProvisioner } from "../provisioners/egress-ip-provisioner";
@@ -82,7 +83,7 @@ export async function checkStack(
     try {
       provisioner = createProvisioner(config);
     } catch (e) {
-      entry.skipped = e instanceof Error ? e.message : String(e);
+      entry.skipped = errorMessage(e);
       continue;
     }
     if (!provisioner.placements) {
@@ -91,7 +92,7 @@ export async function checkStack(
     }
     progress.update(`asking the ${describe(config)} provisioner about ${subnets.join(", ")}`);
     const seen = await provisioner.placements(subnets, signal).catch((e: unknown) => {
-      const why = e instanceof Error ? e.message : String(e);
+      const why = errorMessage(e);
       throw new CliError(
         `cannot ask the ${describe(config)} provisioner what is on its hosts: ${why.replace(/\s*\n\s*/g, " ")}; ` +
           `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +

@@ -1,3 +1,4 @@
+import { errorMessage } from "../core/failure";
 /**
  * Exit codes of `pulumi-egress-ipam`, for CI. Listed in `--help`; changing one breaks users' scripts.
  */
@@ -29,6 +30,6 @@ export class CliError extends Error {
 /** The one line printed for a failure: a CliError's message as is, anything else prefixed. */
 export function failureLine(err: unknown): string {
   if (err instanceof CliError) return `error: ${err.message}`;
-  const text = err instanceof Error ? err.message : String(err);
+  const text = errorMessage(err);
   return `error: ${text.replace(/\s*\n\s*/g, " ")}`;
 }

@@ -1,5 +1,5 @@
 import { IpamError } from "../core/ipam-error";
-import { sleep } from "../provisioners/aws/ec2-retry";
+import { retrying } from "../core/retry";
 import { isConflict } from "./kube-errors";
 
 /** How often and how long a read-modify-write is retried when the API server answers 409. */
@@ -28,11 +28,12 @@ export async function retryOnConflict<T>(
   signal?: AbortSignal,
 ): Promise<T> {
   const p = { ...defaultConflictRetry, ...policy };
-  for (let n = 1; ; n++) {
-    try {
-      return await attempt(n);
-    } catch (err) {
-      if (!isConflict(err)) throw err;
+  return retrying((n) => attempt(n), {
+    baseMs: p.baseMs,
+    maxMs: p.maxMs,
+    ...(signal ? { signal } : {}),
+    retryable: (err, n) => {
+      if (!isConflict(err)) return false;
       if (n >= p.attempts) {
         throw new IpamError(
           "CONFLICT",
@@ -40,7 +41,7 @@ export async function retryOnConflict<T>(
             `another writer is updating it constantly: try again, or find that writer`,
         );
       }
-      await sleep(Math.random() * Math.min(p.maxMs, p.baseMs * 2 ** (n - 1)), signal);
-    }
-  }
+      return true;
+    },
+  });
 }

@@ -1,4 +1,4 @@
-import { sleep } from "../provisioners/aws/ec2-retry";
+import { retrying, sleep } from "../core/retry";
 import { kubeStatus } from "./kube-errors";
 
 /** How a request the API server throttled (429 Too Many Requests) is retried. */
@@ -42,13 +42,17 @@ export function retryingThrottled<T extends object>(
         const call = () => (value as (...a: unknown[]) => unknown).apply(target, args);
         const first = call();
         if (!(first instanceof Promise)) return first;
-        const retry = async (err: unknown, attempt: number): Promise<unknown> => {
-          if (kubeStatus(err).code !== 429 || attempt >= policy.attempts) throw err;
-          const backoff = policy.baseMs * 2 ** (attempt - 1);
-          await wait(Math.min(retryAfterMs(err) ?? backoff, policy.maxMs));
-          return (call() as Promise<unknown>).catch((e: unknown) => retry(e, attempt + 1));
-        };
-        return first.catch((e: unknown) => retry(e, 1));
+        return retrying((attempt) => (attempt === 1 ? first : (call() as Promise<unknown>)), {
+          baseMs: policy.baseMs,
+          maxMs: policy.maxMs,
+          jitter: false,
+          wait,
+          retryable: (err, attempt) => {
+            if (kubeStatus(err).code !== 429 || attempt >= policy.attempts) return false;
+            const after = retryAfterMs(err);
+            return after === undefined ? true : Math.min(after, policy.maxMs);
+          },
+        });
       };
     },
   });

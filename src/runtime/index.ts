@@ -3,24 +3,22 @@
  * Not for use from programs; its shape may change between versions without notice.
  * @packageDocumentation
  */
-import type * as pulumi from "@pulumi/pulumi";
-import { echoProvider } from "../testing/echo-provider";
 import { cidrAssignmentProvider } from "../resources/cidr-assignment/cidr-assignment-provider";
 import { egressIpAssignmentProvider } from "../resources/egress-ip/egress-ip-assignment-provider";
 import { ipAllocationProvider } from "../resources/ip-allocation/ip-allocation-provider";
 import { ipPoolProvider } from "../resources/ip-pool/ip-pool-provider";
+import type { ProviderImpl } from "../resources/provider-props";
 
-/** A dynamic provider with every method present, so the shim can delegate each one. */
-export type ProviderImpl = Required<
-  Pick<pulumi.dynamic.ResourceProvider, "check" | "diff" | "create" | "read" | "update" | "delete">
->;
+export type { ProviderImpl };
 
-const providers: Record<string, ProviderImpl> = {
-  echo: echoProvider,
-  IpPool: ipPoolProvider,
-  IpAllocation: ipAllocationProvider,
-  EgressIpAssignment: egressIpAssignmentProvider,
-  CidrAssignment: cidrAssignmentProvider,
+const providers: Record<string, () => ProviderImpl> = {
+  IpPool: () => ipPoolProvider,
+  IpAllocation: () => ipAllocationProvider,
+  EgressIpAssignment: () => egressIpAssignmentProvider,
+  CidrAssignment: () => cidrAssignmentProvider,
+  // The test resource Echo lives in the `testing` export, loaded only when an Echo asks for it
+  // (its shim, and the state of Echos written before the shim modules, name this table).
+  echo: () => require("pulumi-egress-ipam/testing").echoProvider,
 };
 
 /**
@@ -37,5 +35,5 @@ export function providerFor(kind: string): ProviderImpl {
         `the stack was written by a newer pulumi-egress-ipam: install that version`,
     );
   }
-  return impl;
+  return impl();
 }

@@ -1,4 +1,4 @@
-import type { ProviderImpl } from "../runtime";
+import type { ProviderImpl } from "../resources/provider-props";
 
 /**
  * Provider of {@link Echo}: stores its input, reports a change only when the value changes, and

@@ -4,3 +4,4 @@
  * @packageDocumentation
  */
 export { Echo, type EchoArgs } from "./echo";
+export { echoProvider } from "./echo-provider";

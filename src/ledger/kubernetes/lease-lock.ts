@@ -1,3 +1,4 @@
+import { sleep } from "../../core/retry";
 import { randomBytes } from "node:crypto";
 import * as os from "node:os";
 import type * as k8s from "@kubernetes/client-node";
@@ -44,7 +45,6 @@ function waiterOf(lease: k8s.V1Lease): { who: string; at: number } | undefined {
 
 /** A monotonic clock for every judgement of elapsed time: wall clocks of two hosts never agree. */
 const now = () => performance.now();
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 /** One Lease as this process sees it; shared by every Locker of that Lease in the process. */
 class LeaseState {

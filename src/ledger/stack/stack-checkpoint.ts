@@ -1,3 +1,4 @@
+import { retrying } from "../../core/retry";
 import { execFile } from "node:child_process";
 import { IpamError } from "../../allocator";
 
@@ -73,8 +74,9 @@ export async function exportStackResources(
   const args = ["stack", "export", "--stack", stack];
   const command = `${cli} ${args.join(" ")}`;
   const delays = opts.retryDelaysMs ?? [100, 300, 1_000, 2_000];
-  for (let attempt = 0; ; attempt++) {
-    try {
+  // A fixed schedule rather than a doubling one: the waits are the backoff, so its ceiling is unused.
+  return retrying(
+    async () => {
       const stdout = await runExport(stack, cli, args, env, opts.timeoutMs ?? 120_000);
       let parsed: unknown;
       try {
@@ -83,16 +85,21 @@ export async function exportStackResources(
         throw new Retryable(`\`${command}\` printed something that is not JSON: ${stdout.slice(0, 200)}`);
       }
       return checkpointResources(parsed, stack);
-    } catch (e) {
-      if (!(e instanceof Retryable)) throw e;
-      const delay = delays[attempt];
-      if (delay === undefined) {
-        const tries = attempt === 0 ? "" : ` (${attempt + 1} attempts)`;
-        throw unavailable(stack, `${e.message}${tries}`);
-      }
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+    },
+    {
+      baseMs: 0,
+      maxMs: 0,
+      retryable: (e, attempt) => {
+        if (!(e instanceof Retryable)) return false;
+        const delay = delays[attempt - 1];
+        if (delay === undefined) {
+          const tries = attempt === 1 ? "" : ` (${attempt} attempts)`;
+          throw unavailable(stack, `${e.message}${tries}`);
+        }
+        return delay;
+      },
+    },
+  );
 }
 
 /** Runs the export once; a failure worth another attempt is a {@link Retryable}. */

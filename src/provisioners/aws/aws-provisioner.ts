@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/failure";
 import { canonicalAddress } from "../../allocator";
 import { parseAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
@@ -5,7 +6,7 @@ import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
-import type { AwsProvisionerConfig } from "../provisioner-config";
+import type { AwsProvisionerConfig } from "./aws-provisioner-config";
 
 /** Tuning of the `aws` provisioner that does not belong in state (tests shorten the waits). */
 export interface AwsProvisionerOptions {
@@ -33,7 +34,7 @@ const holds = (eni: Eni, ip: string) => eni.addresses.some((a) => a.ip === ip);
 /** An EC2 failure rethrown with what we were doing, the EC2 code and message, and what to do. */
 function ec2Failure(doing: string, err: unknown, hint = ""): Error {
   const code = ec2ErrorCode(err);
-  const message = err instanceof Error ? err.message : String(err);
+  const message = errorMessage(err);
   return new Error(`${doing} failed: ${code ? `${code}: ` : ""}${message}${hint ? `; ${hint}` : ""}`, {
     cause: err,
   });

@@ -1,3 +1,5 @@
+import { retrying } from "../../core/retry";
+
 /** How EC2 calls are retried; every delay is in milliseconds. */
 export interface RetryPolicy {
   /** Attempts in all (first call included) for throttling and transient server or network errors. */
@@ -61,22 +63,6 @@ export function classify(err: unknown): "throttled" | "transient" | "not-yet-vis
   return "final";
 }
 
-/** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
-export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /** Options of one {@link withRetry} call. */
 export interface RetryOptions {
   policy: RetryPolicy;
@@ -93,28 +79,19 @@ export interface RetryOptions {
  * not retried. The abort signal stops both the call and any wait between attempts.
  * @throws the last error, or the signal's reason when it aborts.
  */
-export async function withRetry<T>(
-  call: (signal?: AbortSignal) => Promise<T>,
-  opts: RetryOptions,
-): Promise<T> {
-  const { policy, signal } = opts;
-  const started = Date.now();
-  for (let attempt = 1; ; attempt++) {
-    signal?.throwIfAborted();
-    try {
-      return await call(signal);
-    } catch (err) {
-      if (signal?.aborted) throw signal.reason;
+export function withRetry<T>(call: (signal?: AbortSignal) => Promise<T>, opts: RetryOptions): Promise<T> {
+  const { policy } = opts;
+  return retrying((_attempt, signal) => call(signal), {
+    baseMs: policy.baseDelayMs,
+    maxMs: policy.maxDelayMs,
+    ...(opts.signal ? { signal: opts.signal } : {}),
+    ...(opts.onRetry ? { onRetry: opts.onRetry } : {}),
+    retryable: (err, attempt, delay, elapsed) => {
       const kind = classify(err);
-      const ceiling = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (attempt - 1));
-      const delay = Math.round(Math.random() * ceiling);
-      const retry =
-        kind === "not-yet-visible"
-          ? opts.awaitVisible === true && Date.now() - started + delay <= policy.consistencyWindowMs
-          : (kind === "throttled" || kind === "transient") && attempt < policy.attempts;
-      if (!retry) throw err;
-      opts.onRetry?.(err, attempt, delay);
-      await sleep(delay, signal);
-    }
-  }
+      if (kind === "not-yet-visible") {
+        return opts.awaitVisible === true && elapsed + delay <= policy.consistencyWindowMs;
+      }
+      return (kind === "throttled" || kind === "transient") && attempt < policy.attempts;
+    },
+  });
 }

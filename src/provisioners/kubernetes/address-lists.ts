@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/failure";
 import type { ConflictRetryPolicy } from "../../kube/conflict-retry";
 import type { KubeClients } from "../../kube/kube-config";
 import { editObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
@@ -76,11 +77,11 @@ export async function compensated<T>(
   try {
     return await step();
   } catch (err) {
-    const first = err instanceof Error ? err.message : String(err);
+    const first = errorMessage(err);
     try {
       await undo();
     } catch (undoErr) {
-      const second = undoErr instanceof Error ? undoErr.message : String(undoErr);
+      const second = errorMessage(undoErr);
       throw new AggregateError(
         [err, undoErr],
         `${what.step} failed: ${first}; undoing the step before it also failed: ${second}; ` +

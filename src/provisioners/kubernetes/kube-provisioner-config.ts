@@ -1,4 +1,4 @@
-import type { AwsProvisionerConfig } from "../provisioner-config";
+import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
 
 /** Settings every Kubernetes provisioner (`ocp-static`, `ocp-dynamic`, `ovn`) shares. */
 export interface KubeProvisionerSettings {

@@ -1,6 +1,6 @@
 import type { KubeClients } from "../../kube/kube-config";
 import { readObject } from "../../kube/object-edit";
-import { sleep } from "../aws/ec2-retry";
+import { sleep } from "../../core/retry";
 import { adding, editAddressList, removing } from "./address-lists";
 import { hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
 

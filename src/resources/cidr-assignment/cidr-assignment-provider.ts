@@ -1,7 +1,7 @@
+import { errorMessage, type Failure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
-import type { ProviderImpl } from "../../runtime/index";
-import { poolSubnets, resolvePool, type Failure } from "../pool/pool-spec";
-import { errorMessage, withoutProvider, type Props } from "../provider-props";
+import { poolSubnets, resolvePool } from "../pool/pool-spec";
+import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { withInstanceSettings } from "../../provisioners/provisioner-config";

@@ -1,11 +1,10 @@
+import { errorMessage, type Failure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress, isIpamError } from "../../allocator";
 import { kubeStatus } from "../../kube/kube-errors";
 import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
 import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
-import type { ProviderImpl } from "../../runtime/index";
-import type { Failure } from "../pool/pool-spec";
-import { errorMessage, withoutProvider, type Props } from "../provider-props";
+import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 

@@ -1,17 +1,16 @@
+import { errorMessage, type Failure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
-import type { ProviderImpl } from "../../runtime/index";
 import {
   addressDetails,
   checkRequestable,
   poolChooser,
   resolvePool,
-  type Failure,
   type ResolvedPool,
 } from "../pool/pool-spec";
-import { errorMessage, withoutProvider, withPoolRef, type Props } from "../provider-props";
+import { withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./mesh-node-allocation";
-import { ledgerFor } from "../../ledger/ledger-settings";
+import { ledgerFor } from "../pool/ledger-option";
 import { holdersAhead, readQueue, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
 

@@ -1,3 +1,4 @@
+import { errorMessage } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
 import { IpamError } from "../../allocator";
 import { readRecord, recordProps } from "../../ledger/stack/allocation-record";
@@ -7,9 +8,9 @@ import {
   planNodeAddress,
   releaseNodeAddress,
 } from "../../ledger/kubernetes/mesh-node-claims";
-import { resolveLedger } from "../../ledger/ledger-settings";
+import { resolveLedger } from "../pool/ledger-option";
 import { addressDetails, type ResolvedPool } from "../pool/pool-spec";
-import { errorMessage, withPoolRef, type Props } from "../provider-props";
+import { withPoolRef, type Props } from "../provider-props";
 
 // IpAllocation with `nodeId`: a webmesh node address (one /32 or /128 per node ID) from a pool with a
 // node `network` and a Kubernetes ledger, the same address for the node from every stack.

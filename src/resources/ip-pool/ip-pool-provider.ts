@@ -1,18 +1,17 @@
+import { errorMessage, type Failure } from "../../core/failure";
 import { AddressSet, freeCount } from "../../allocator";
 import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
 import { poolDefinition } from "../pool/canonical-definition";
-import type { ProviderImpl } from "../../runtime/index";
-import { ledgerFor, resolveLedger } from "../../ledger/ledger-settings";
+import { ledgerFor, resolveLedger } from "../pool/ledger-option";
 import {
   canonicalRanges,
   checkRequestable,
   poolSize,
   resolvePool,
-  type Failure,
   type PoolSpec,
   type ResolvedPool,
 } from "../pool/pool-spec";
-import { errorMessage, withoutProvider, type Props } from "../provider-props";
+import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { hasUnknown } from "../../core/unknowns";
 
 const specKeys = [

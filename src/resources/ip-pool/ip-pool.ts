@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
-import type { LedgerArgs } from "../../ledger/ledger-settings";
+import type { LedgerArgs } from "../pool/ledger-option";
 import type { RangeArgs } from "../pool/pool-spec";
 import { providerContext, type ProviderContext } from "../context";
 import { thinProvider } from "../thin-provider";

@@ -13,7 +13,7 @@ import {
   type AllocationStrategy,
   type ReadonlyAddressSet,
 } from "../../allocator";
-import { errorMessage } from "../provider-props";
+import { errorMessage, type Failure } from "../../core/failure";
 
 /** One range in CNI host-local form. */
 export interface RangeArgs {
@@ -41,12 +41,6 @@ export interface PoolSpec {
   network?: string;
   /** Fixed addresses of node IDs in `network`. */
   static?: Record<string, string>;
-}
-
-/** A `check` failure: the property path and what to do about it. */
-export interface Failure {
-  property: string;
-  reason: string;
 }
 
 /** A validated pool: canonical range sets and everything the allocator needs. */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { claimName, ledgerNameProblem, parseDuration } from "../../../src/ledger/kubernetes/claim-names";
-import { resolveLedger } from "../../../src/ledger/ledger-settings";
+import { resolveLedger } from "../../../src/resources/pool/ledger-option";
 
 // A Kubernetes object name (DNS-1123 subdomain), as the API server validates it.
 const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -1,9 +1,8 @@
-import { ledgerNameProblem, namespaceProblem, parseDuration } from "./kubernetes/claim-names";
-import { kubeLedger, type KubeLedgerConfig } from "./kubernetes/kube-ledger";
-import type { Ledger } from "./ledger";
-import { stackLedger } from "./stack/stack-ledger";
-import type { Failure } from "../resources/pool/pool-spec";
-import { errorMessage } from "../resources/provider-props";
+import { errorMessage, type Failure } from "../../core/failure";
+import { ledgerNameProblem, namespaceProblem, parseDuration } from "../../ledger/kubernetes/claim-names";
+import { kubeLedger, type KubeLedgerConfig } from "../../ledger/kubernetes/kube-ledger";
+import type { Ledger } from "../../ledger/ledger";
+import { stackLedger } from "../../ledger/stack/stack-ledger";
 
 /** The pool option `ledger` as the program gives it. */
 export interface LedgerArgs {

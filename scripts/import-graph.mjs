@@ -1,0 +1,123 @@
+// The source's import graph and its layers, shared by the lint rule (eslint.config.mjs) and the
+// cycle check (scripts/check-import-graph.mjs).
+import fs from "node:fs";
+import path from "node:path";
+
+/**
+ * The layers of src/, lowest first: a file may import its own top folder and any folder of a lower
+ * layer, never one of its own layer or above. `shims` stays low because it loads the runtime by
+ * package name at run time (a require of `pulumi-egress-ipam/runtime`, never a relative import).
+ */
+export const layers = [
+  ["core"],
+  ["allocator", "shims"],
+  ["kube"],
+  ["ledger", "provisioners"],
+  ["resources"],
+  ["runtime", "testing"],
+  ["cli"],
+  ["index.ts"],
+];
+
+const rankOf = new Map(layers.flatMap((names, rank) => names.map((n) => [n, rank])));
+
+/** The top folder (or root file) of a path inside `srcDir`, or undefined outside it. */
+export function topOf(srcDir, file) {
+  const rel = path.relative(srcDir, file);
+  if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
+  return rel.split(path.sep)[0];
+}
+
+/**
+ * Why `from` (a file) may not import `to` (a resolved file), or "" when it may. Both are absolute.
+ */
+export function layerProblem(srcDir, from, to) {
+  const a = topOf(srcDir, from);
+  const b = topOf(srcDir, to);
+  if (a === undefined || b === undefined || a === b) return "";
+  const ra = rankOf.get(a);
+  const rb = rankOf.get(b);
+  if (ra === undefined) return `src/${a} is in no layer: add it to the layers in scripts/import-graph.mjs`;
+  if (rb === undefined) return `src/${b} is in no layer: add it to the layers in scripts/import-graph.mjs`;
+  if (rb < ra) return "";
+  const where = rb === ra ? "the same layer as" : "a layer above";
+  return `src/${b} is ${where} src/${a}; imports run downward only (${layers.map((l) => l.join(" ")).join(" < ")})`;
+}
+
+const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)(["'])(\.{1,2}\/[^"']*)\1/gm;
+
+/** The relative specifiers a source text imports or requires. */
+export function relativeSpecifiers(text) {
+  return [...text.matchAll(specifier)].map((m) => m[2]);
+}
+
+/** The file a relative specifier names, or undefined when none exists. */
+export function resolveSpecifier(from, spec) {
+  const base = path.resolve(path.dirname(from), spec);
+  for (const c of [base, `${base}.ts`, path.join(base, "index.ts")]) {
+    if (fs.existsSync(c) && fs.statSync(c).isFile()) return c;
+  }
+  return undefined;
+}
+
+/** Every .ts file under `dir` with the files it imports (resolved, inside or outside `dir`). */
+export function importGraph(dir) {
+  const graph = new Map();
+  for (const rel of fs.readdirSync(dir, { recursive: true })) {
+    const file = path.join(dir, rel);
+    if (!file.endsWith(".ts") || file.endsWith(".d.ts")) continue;
+    const deps = relativeSpecifiers(fs.readFileSync(file, "utf8"))
+      .map((s) => resolveSpecifier(file, s))
+      .filter((f) => f !== undefined);
+    graph.set(file, [...new Set(deps)]);
+  }
+  return graph;
+}
+
+/** The strongly connected components of more than one node (or with a self edge): the cycles. */
+export function cycles(graph) {
+  let index = 0;
+  const stack = [];
+  const info = new Map();
+  const found = [];
+  const visit = (v) => {
+    info.set(v, { index, low: index, on: true });
+    index++;
+    stack.push(v);
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue;
+      if (!info.has(w)) {
+        visit(w);
+        info.get(v).low = Math.min(info.get(v).low, info.get(w).low);
+      } else if (info.get(w).on) {
+        info.get(v).low = Math.min(info.get(v).low, info.get(w).index);
+      }
+    }
+    if (info.get(v).low === info.get(v).index) {
+      const component = [];
+      let w;
+      do {
+        w = stack.pop();
+        info.get(w).on = false;
+        component.push(w);
+      } while (w !== v);
+      if (component.length > 1 || (graph.get(v) ?? []).includes(v)) found.push(component.sort());
+    }
+  };
+  for (const v of graph.keys()) if (!info.has(v)) visit(v);
+  return found;
+}
+
+/** The graph of top folders: an edge for every import between files of two different ones. */
+export function folderGraph(srcDir, graph) {
+  const folders = new Map();
+  for (const [from, deps] of graph) {
+    const a = topOf(srcDir, from);
+    if (!folders.has(a)) folders.set(a, new Set());
+    for (const to of deps) {
+      const b = topOf(srcDir, to);
+      if (b !== undefined && b !== a) folders.get(a).add(b);
+    }
+  }
+  return new Map([...folders].map(([k, v]) => [k, [...v]]));
+}
