@@ -4,6 +4,7 @@ import { retryOnConflict } from "../../kube/conflict-retry";
 import { leaseName } from "./claim-names";
 import { ClaimStore, describeHolder, isLive, ownedBy, type Claim, type ClaimFields } from "./claim-store";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
+import { heldPlan, leftToItsOwnCheck, planAddresses } from "../planner";
 import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "../locker";
 import { batched } from "./plan-batch";
@@ -120,50 +121,30 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     };
     const at = Date.now();
     const byIp = new Map(claims.map((c) => [c.ip, c]));
-    const mine = claims.filter((c) => ownedBy(c, opts.stack, req.owner)).sort((a, b) => a.seq - b.seq);
-    const count = req.requested ? req.requested.length : (req.count ?? 1);
-    const held = mine.map((c) => c.ip);
-    let plan: Plan | undefined;
-    if (req.requested && req.requested.every((ip) => held.includes(ip)))
-      plan = { ips: [...req.requested], seq: 0 };
-    else if (!req.requested && held.length === count) plan = { ips: held, seq: mine[0]!.seq };
+    const mine = claims.filter((c) => ownedBy(c, opts.stack, req.owner));
+    const plan = heldPlan(req, mine);
     if (plan) {
       // Planning again renews the owner's holds (claims stay claims).
-      for (const c of mine.filter((c) => c.state === "hold" && plan!.ips.includes(c.ip))) {
+      for (const c of mine.filter((c) => c.state === "hold" && plan.ips.includes(c.ip))) {
         const renewed = hold(req.owner, c.seq);
         keep(await store.replace(c, c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed));
       }
       return plan;
     }
     const live = claims.filter((c) => isLive(c, at));
-    for (const ip of req.adopt ? [] : (req.requested ?? [])) {
-      const other = byIp.get(ip);
-      if (other && isLive(other, at) && !ownedBy(other, opts.stack, req.owner)) {
-        throw new IpamError(
-          "IP_UNAVAILABLE",
-          `requested address ${ip} in ${what} is held by ${describeHolder(other)}` +
-            (other.stack === opts.stack ? "; set adopt: true to take it over" : ""),
-        );
-      }
-    }
     const maxSeq = live.reduce((m, c) => Math.max(m, c.seq), 0);
-    const latest = live.filter((c) => c.seq === maxSeq && maxSeq > 0).map((c) => c.ip);
-    const taken = new AddressSet(live.map((c) => c.ip));
-    const seq = req.requested ? 0 : maxSeq + 1;
-    const ips: string[] = [];
-    for (let i = 0; i < count; i++) {
-      let ip: string;
-      try {
-        ip = req.requested ? req.requested[i]! : req.choose(taken, latest, i);
-      } catch (e) {
-        if (e instanceof IpamError && e.code === "POOL_EXHAUSTED") {
-          throw new IpamError("POOL_EXHAUSTED", `${e.message} (shared ${what}, ${live.length} held)`);
-        }
-        throw e;
-      }
-      taken.add(ip);
-      ips.push(ip);
-    }
+    const { ips, seq } = planAddresses(req, {
+      what,
+      taken: new AddressSet(live.map((c) => c.ip)),
+      latest: live.filter((c) => c.seq === maxSeq && maxSeq > 0).map((c) => c.ip),
+      maxSeq,
+      otherHolder: (ip, owner) => {
+        const other = byIp.get(ip);
+        if (!other || !isLive(other, at) || ownedBy(other, opts.stack, owner)) return undefined;
+        return { name: describeHolder(other), adoptable: other.stack === opts.stack };
+      },
+      exhaustedNote: `shared ${what}, ${live.length} held`,
+    });
     const written: string[] = [];
     try {
       for (const ip of ips) {
@@ -236,8 +217,13 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         // One list for all: the Lease and the in-process lock are held, and `planOnce` keeps it current.
         let claims = await store.list();
         for (const req of requests) {
-          // An automatic holder that holds addresses keeps them (or its own check plans it again).
-          if (!req.requested && claims.some((c) => ownedBy(c, opts.stack, req.owner))) continue;
+          if (
+            leftToItsOwnCheck(
+              req,
+              claims.some((c) => ownedBy(c, opts.stack, req.owner)),
+            )
+          )
+            continue;
           // One whose earlier hold was taken over: its own check plans it, and says so.
           if (claims.some((c) => c.takenFrom === `${opts.stack} ${req.owner}`)) continue;
           try {

@@ -1,6 +1,7 @@
 import { AddressSet, IpamError } from "../../allocator";
 import { poolRecords } from "./allocation-record";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
+import { heldPlan, leftToItsOwnCheck, planAddresses, type Held } from "../planner";
 import { defaultLockTimings, inProcessLocker, withLock, type LockConfig } from "../locker";
 import { forget, shared } from "../../core/process-registry";
 import { exportStackResources, type CheckpointResource } from "./stack-checkpoint";
@@ -62,57 +63,36 @@ class PoolBook {
     return new IpamError("IP_UNAVAILABLE", `${what} ${ip} in pool ${pool} is held by ${holder}${hint}`);
   }
 
+  /** The owner's addresses with their `seq`. */
+  held(owner: string): Held[] {
+    return [...(this.byOwner.get(owner) ?? [])].map((ip) => ({ ip, seq: this.seqOf.get(owner) ?? 0 }));
+  }
+
   /**
-   * Plans `req` unless its owner planned in this process already or holds what it asks for: the
-   * requested addresses, or as many addresses as it needs (the record of an interrupted create,
-   * whose address it takes back rather than leaving it taken until the record is gone).
+   * Plans `req` unless its owner planned in this process already or holds what it asks for (see
+   * {@link heldPlan}), with the rules every ledger shares ({@link planAddresses}).
    * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner (unless
    *   adopted), and whatever the chooser throws.
    */
   plan(req: PlanRequest): Plan {
-    const previous = this.plans.get(req.owner) ?? this.holding(req);
+    const previous = this.plans.get(req.owner) ?? heldPlan(req, this.held(req.owner));
     if (previous) {
       this.plans.set(req.owner, previous);
       return previous;
     }
-    for (const ip of req.adopt ? [] : (req.requested ?? [])) {
-      const err = this.conflict(
-        ip,
-        req.owner,
-        req.pool,
-        "requested address",
-        "; set adopt: true to take it over",
-      );
-      if (err) throw err;
-    }
-    const seq = req.requested ? 0 : this.maxSeq + 1;
-    const ips: string[] = [];
-    const count = req.requested ? req.requested.length : (req.count ?? 1);
-    const cursor = { maxSeq: this.maxSeq, latest: this.latest };
-    try {
-      for (let i = 0; i < count; i++) {
-        const ip = req.requested ? req.requested[i]! : req.choose(this.taken, this.latest, i);
-        this.hold(ip, req.owner, seq);
-        ips.push(ip);
-      }
-    } catch (e) {
-      // Nothing half-planned stays held (a dual-stack pool whose second family is exhausted).
-      for (const ip of ips) this.free(ip);
-      Object.assign(this, cursor);
-      throw e;
-    }
-    const plan = { ips, seq };
+    const plan = planAddresses(req, {
+      what: `pool ${req.pool}`,
+      taken: this.taken,
+      latest: this.latest,
+      maxSeq: this.maxSeq,
+      otherHolder: (ip, owner) => {
+        const holder = this.byIp.get(ip);
+        return holder === undefined || holder === owner ? undefined : { name: holder, adoptable: true };
+      },
+    });
+    for (const ip of plan.ips) this.hold(ip, req.owner, plan.seq);
     this.plans.set(req.owner, plan);
     return plan;
-  }
-
-  /** What the owner holds already, when it is what `req` asks for. */
-  private holding(req: PlanRequest): Plan | undefined {
-    const held = [...(this.byOwner.get(req.owner) ?? [])];
-    if (req.requested) {
-      return req.requested.every((ip) => held.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;
-    }
-    return held.length === (req.count ?? 1) ? { ips: held, seq: this.seqOf.get(req.owner) ?? 0 } : undefined;
   }
 }
 
@@ -166,8 +146,7 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
       if (requests.length === 0) return;
       await locked(requests[0]!.pool, (b) => {
         for (const req of requests) {
-          // An automatic holder that holds addresses keeps them (or its own check plans it).
-          if (!req.requested && (b.byOwner.get(req.owner)?.size ?? 0) > 0) continue;
+          if (leftToItsOwnCheck(req, (b.byOwner.get(req.owner)?.size ?? 0) > 0)) continue;
           try {
             b.plan(req);
           } catch {

@@ -1,0 +1,97 @@
+import type { AddressSet } from "../allocator";
+import { IpamError } from "../core/ipam-error";
+import type { Plan, PlanRequest } from "./ledger";
+
+/** An address a ledger records for one holder, with its place in the allocation order. */
+export interface Held {
+  ip: string;
+  seq: number;
+}
+
+/** Who holds an address another owner asks for, as planning reports it. */
+export interface OtherHolder {
+  /** The holder as messages name it. */
+  name: string;
+  /** Whether `adopt: true` could take the address over (the stack ledger: always). */
+  adoptable: boolean;
+}
+
+/** A pool as one ledger sees it at the moment of planning. */
+export interface PoolView {
+  /** The pool as messages name it, e.g. `pool "urn:…"` or `pool "egress" (namespace "ipam")`. */
+  what: string;
+  /** Every address that is taken now; planning adds its picks (and takes them out again on failure). */
+  taken: AddressSet;
+  /** The round-robin cursor: the addresses of the newest allocation, in the order they were planned. */
+  latest: readonly string[];
+  /** The highest `seq` of any live allocation (0 when there is none). */
+  maxSeq: number;
+  /** The holder of `ip` when it is held by someone other than `owner`. */
+  otherHolder(ip: string, owner: string): OtherHolder | undefined;
+  /** Added to an exhausted pool's message (e.g. how many addresses a shared pool has held). */
+  exhaustedNote?: string;
+}
+
+/**
+ * The plan an owner gets back because it holds what it asks for already: every requested address,
+ * or (automatic) exactly as many addresses as it needs — the record of an interrupted create, or
+ * what its preview planned. Its `seq` is the highest of its addresses; undefined when it does not.
+ */
+export function heldPlan(req: PlanRequest, held: readonly Held[]): Plan | undefined {
+  const ips = [...held].sort((a, b) => a.seq - b.seq).map((h) => h.ip);
+  if (req.requested)
+    return req.requested.every((ip) => ips.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;
+  if (held.length !== (req.count ?? 1)) return undefined;
+  return { ips, seq: Math.max(...held.map((h) => h.seq)) };
+}
+
+/**
+ * Plans new addresses for `req` in `view`, the rules both ledgers share:
+ * - a requested address held by another owner is refused (unless adopted), naming that holder;
+ * - requested addresses get `seq` 0 and do not move the round-robin cursor, chosen ones the next
+ *   `seq` after the pool's newest;
+ * - every pick is chosen with the earlier picks of the plan taken, and from the cursor as it was
+ *   before the plan (a dual-stack pool keeps one cursor per family);
+ * - a plan that fails half-way (its second family exhausted) leaves nothing of itself in `view.taken`.
+ * @throws IpamError IP_UNAVAILABLE for a requested address of another owner; POOL_EXHAUSTED.
+ */
+export function planAddresses(req: PlanRequest, view: PoolView): Plan {
+  for (const ip of req.adopt ? [] : (req.requested ?? [])) {
+    const other = view.otherHolder(ip, req.owner);
+    if (other) {
+      const hint = other.adoptable ? "; set adopt: true to take it over" : "";
+      throw new IpamError(
+        "IP_UNAVAILABLE",
+        `requested address ${ip} in ${view.what} is held by ${other.name}${hint}`,
+      );
+    }
+  }
+  const seq = req.requested ? 0 : view.maxSeq + 1;
+  const count = req.requested ? req.requested.length : (req.count ?? 1);
+  const ips: string[] = [];
+  const added: string[] = [];
+  try {
+    for (let i = 0; i < count; i++) {
+      const ip = req.requested ? req.requested[i]! : req.choose(view.taken, view.latest, i);
+      if (!view.taken.has(ip)) added.push(ip);
+      view.taken.add(ip);
+      ips.push(ip);
+    }
+  } catch (e) {
+    for (const ip of added) view.taken.delete(ip);
+    if (e instanceof IpamError && e.code === "POOL_EXHAUSTED" && view.exhaustedNote) {
+      throw new IpamError("POOL_EXHAUSTED", `${e.message} (${view.exhaustedNote})`);
+    }
+    throw e;
+  }
+  return { ips, seq };
+}
+
+/**
+ * Whether planning ahead (a holder's check planning the holders before it in program order)
+ * leaves `req` to its own check: an automatic holder that holds addresses keeps them, and its own
+ * check says so (or plans it again).
+ */
+export function leftToItsOwnCheck(req: PlanRequest, holdsAny: boolean): boolean {
+  return !req.requested && holdsAny;
+}
