@@ -1,4 +1,5 @@
 import type { Filter } from "@aws-sdk/client-ec2";
+import { leastLoaded } from "../least-loaded";
 import type { Ec2, Ec2Instance, Eni } from "./ec2";
 
 /** Instance IDs as EC2 writes them; anything else is taken for a private DNS name (a node name). */
@@ -66,7 +67,8 @@ export class HostInventory {
 
   /**
    * The least loaded eligible host of the zone with room for one more address: fewest secondary
-   * addresses on its primary interface, then lowest instance ID. Counts the choice as planned.
+   * addresses on its primary interface, ties as {@link leastLoaded} breaks them. Counts the choice
+   * as planned.
    * @throws Error naming the zone when it has no eligible host, or none with room.
    */
   async choose(zone: string, signal?: AbortSignal): Promise<string> {
@@ -96,8 +98,10 @@ export class HostInventory {
           `add instances to the zone or use a larger instance type`,
       );
     }
-    const best = open.reduce((a, b) =>
-      b.load < a.load || (b.load === a.load && b.instance.id < a.instance.id) ? b : a,
+    const best = leastLoaded(
+      open,
+      (s) => s.load,
+      (s) => s.instance.id,
     );
     this.bump(this.planned, best.instance.id, 1);
     return best.instance.id;

@@ -1,5 +1,5 @@
-import { createHash } from "node:crypto";
 import { kubeClients, type KubeClients } from "../../kube/kube-config";
+import { leastLoaded } from "../least-loaded";
 import { shared } from "../../core/process-registry";
 import { readEgressView, type EgressView } from "./egress-view";
 import { capacityFor, NodeInventory, subnetFits, type KubeNode } from "./nodes";
@@ -113,18 +113,13 @@ export class KubePlanner {
       return !reason;
     });
     if (usable.length === 0) throw await this.nodes.noHost(req.zone, skipped, signal);
-    // Least loaded as the cluster showed it when this process first looked, ties by a hash of the
-    // address and the node: the same answer whatever order the engine checks resources in (preview
-    // and up agree), and new addresses spread over equally loaded nodes.
-    const rank = (name: string) =>
-      createHash("sha256")
-        .update(`${req.ip ?? ""}\u0000${name}`)
-        .digest("hex");
-    const best = usable.reduce((a, b) => {
-      const la = load.get(a.name) ?? 0;
-      const lb = load.get(b.name) ?? 0;
-      return lb < la || (lb === la && rank(b.name) < rank(a.name)) ? b : a;
-    });
+    // Least loaded as the cluster showed it when this process first looked (see leastLoaded).
+    const best = leastLoaded(
+      usable,
+      (n) => load.get(n.name) ?? 0,
+      (n) => n.name,
+      req.ip,
+    );
     // Only a known address is a placement (a CidrAssignment asks without one: it places nothing).
     if (req.ip) this.planned.set(req.ip, { node: best.name, namespace: req.namespace });
     return best.name;
