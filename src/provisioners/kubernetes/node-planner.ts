@@ -6,12 +6,12 @@ import { capacityFor, NodeInventory, subnetFits, type KubeNode } from "./nodes";
 import { defaultZoneLabel, type KubeProvisionerConfig } from "./kube-provisioner-config";
 
 /** Where addresses are, as the platform reports them: address → node, and address → namespace. */
-export interface Placements {
+export interface AddressLocations {
   nodeOf: Map<string, string>;
   namespaceOf: Map<string, string>;
 }
 
-/** What {@link KubePlanner.choose} needs to know about one placement. */
+/** What {@link NodePlanner.choose} needs to know about one placement. */
 export interface ChooseRequest {
   zone: string;
   /** The address, when known (checks know it: it is planned by the pool first). */
@@ -21,7 +21,7 @@ export interface ChooseRequest {
   /** The provisioner's own reason a Node cannot take an address ("" when it can). */
   unusable?: (node: KubeNode) => string;
   /** Where the platform has the addresses now. */
-  placements: Placements;
+  locations: AddressLocations;
 }
 
 /**
@@ -31,7 +31,7 @@ export interface ChooseRequest {
  * Planning with it keeps parallel plans spread out and never puts two addresses of one namespace
  * on one Node; every write still re-reads the object it changes.
  */
-export class KubePlanner {
+export class NodePlanner {
   /** Address → planned node and namespace. */
   private readonly planned = new Map<string, { node: string; namespace?: string }>();
   private view?: Promise<EgressView>;
@@ -81,8 +81,8 @@ export class KubePlanner {
   }
 
   private async chooseNow(req: ChooseRequest, signal?: AbortSignal): Promise<string> {
-    const observed = new Map(req.placements.nodeOf);
-    const namespaceOf = new Map(req.placements.namespaceOf);
+    const observed = new Map(req.locations.nodeOf);
+    const namespaceOf = new Map(req.locations.namespaceOf);
     if (req.ip) observed.delete(req.ip);
     const all = new Map(observed);
     for (const [ip, p] of this.planned) {
@@ -130,7 +130,7 @@ export class KubePlanner {
  * The planner of a Kubernetes provisioner config, one per process for each kind, context, node
  * selector and zone label (the namespace an instance serves is not part of the key).
  */
-export function plannerFor(config: KubeProvisionerConfig): KubePlanner {
+export function plannerFor(config: KubeProvisionerConfig): NodePlanner {
   const key = JSON.stringify([
     config.kind,
     config.context ?? "",
@@ -143,6 +143,6 @@ export function plannerFor(config: KubeProvisionerConfig): KubePlanner {
       nodeSelector: config.nodeSelector ?? {},
       zoneLabel: config.zoneLabel ?? defaultZoneLabel,
     });
-    return new KubePlanner(kube, nodes);
+    return new NodePlanner(kube, nodes);
   });
 }

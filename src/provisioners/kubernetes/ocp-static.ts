@@ -7,7 +7,7 @@ import { compensated } from "./address-lists";
 import { hostSubnetPlacements } from "./placements";
 import { addressesWithin, readEgressView, viewAddresses, type EgressView } from "./egress-view";
 import type { KubeNode } from "./nodes";
-import { plannerFor, type Placements } from "./node-planner";
+import { plannerFor, type AddressLocations } from "./node-planner";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace } from "./sdn-writes";
 
@@ -17,7 +17,7 @@ export function awsInstanceId(providerID: string | undefined): string | undefine
 }
 
 /** Where OpenShift SDN has egress IPs: on which node (HostSubnet) and for which namespace (NetNamespace). */
-export function sdnPlacements(view: EgressView): Placements {
+export function sdnLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
   const namespaceOf = new Map<string, string>();
   for (const [node, h] of view.hostSubnets) for (const ip of h.egressIPs) nodeOf.set(ip, node);
@@ -79,7 +79,7 @@ export function ocpStaticProvisioner(
     // the write waits for the SDN master to make it.
     const view = await planner.egressView();
     return planner.choose(
-      { zone, ip, namespace, unusable: unusable(view), placements: sdnPlacements(view) },
+      { zone, ip, namespace, unusable: unusable(view), locations: sdnLocations(view) },
       signal,
     );
   };

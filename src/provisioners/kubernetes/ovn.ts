@@ -10,7 +10,7 @@ import {
   type EgressView,
 } from "./egress-view";
 import { egressIpPlacements } from "./placements";
-import { plannerFor, type KubePlanner, type Placements } from "./node-planner";
+import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
@@ -26,7 +26,7 @@ export const ovnObjectName = (namespace: string): string => `egress-ipam-${names
 const egressIpRef = (name: string): ObjectRef => ({ apiVersion: api.ovn, kind: "EgressIP", name });
 
 /** Where ovnkube put addresses (status.items), and the namespace each of our EgressIP objects serves. */
-export function ovnPlacements(view: EgressView): Placements {
+export function ovnLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
   const namespaceOf = new Map<string, string>();
   for (const e of view.egressIps) {
@@ -47,7 +47,7 @@ export function ovnPlacements(view: EgressView): Placements {
  * read, so `status.items` (no status subresource here) is never overwritten.
  */
 export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: string }): EgressIPProvisioner {
-  const planner: KubePlanner = plannerFor(config);
+  const planner: NodePlanner = plannerFor(config);
   const { kube, nodes } = planner;
   const namespace = config.namespace;
 
@@ -63,10 +63,10 @@ export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: stri
 
   const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
     const view = await planner.egressView();
-    const where = ip ? ovnPlacements(view).nodeOf.get(ip) : undefined;
+    const where = ip ? ovnLocations(view).nodeOf.get(ip) : undefined;
     // Where ovnkube already put the address, when that Node still serves the domain.
     if (where && (await nodes.serves(where, zone, signal))) return where;
-    return planner.choose({ zone, ip, namespace, placements: ovnPlacements(view) }, signal);
+    return planner.choose({ zone, ip, namespace, locations: ovnLocations(view) }, signal);
   };
 
   /** Refuses an address another EgressIP object or OpenShift SDN object has. */

@@ -1,15 +1,15 @@
-// KubePlanner's choice, over a fixed Node list (the Kubernetes calls are the kube tests' job):
+// NodePlanner's choice, over a fixed Node list (the Kubernetes calls are the kube tests' job):
 // least loaded first, one address of a namespace per Node, capacity and subnet respected.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { KubeClients } from "../../../src/kube/kube-config";
-import { KubePlanner, type Placements } from "../../../src/provisioners/kubernetes/node-planner";
+import { NodePlanner, type AddressLocations } from "../../../src/provisioners/kubernetes/node-planner";
 import { NodeInventory } from "../../../src/provisioners/kubernetes/nodes";
 
 const ipconfig = (subnet: string, capacity: number) =>
   JSON.stringify([{ interface: "eth0", ifaddr: { ipv4: subnet }, capacity: { ipv4: capacity } }]);
 
-function planner(nodes: { name: string; zone: string; ready?: boolean; egress?: string }[]): KubePlanner {
+function planner(nodes: { name: string; zone: string; ready?: boolean; egress?: string }[]): NodePlanner {
   const items = nodes.map((n) => ({
     metadata: {
       name: n.name,
@@ -24,14 +24,14 @@ function planner(nodes: { name: string; zone: string; ready?: boolean; egress?: 
     server: "https://test",
     context: "test",
   } as unknown as KubeClients;
-  return new KubePlanner(
+  return new NodePlanner(
     kube,
     new NodeInventory(kube, { nodeSelector: {}, zoneLabel: "topology.kubernetes.io/zone" }),
   );
 }
-const none = (): Placements => ({ nodeOf: new Map(), namespaceOf: new Map() });
+const none = (): AddressLocations => ({ nodeOf: new Map(), namespaceOf: new Map() });
 
-describe("KubePlanner.choose", () => {
+describe("NodePlanner.choose", () => {
   it.each([
     ["the least loaded node", { "10.0.0.1": "n1" }, "n2"],
     ["not the NotReady node however empty", { "10.0.0.1": "n1", "10.0.0.2": "n2", "10.0.0.3": "n2" }, "n1"],
@@ -42,7 +42,7 @@ describe("KubePlanner.choose", () => {
       { name: "n3", zone: "a", ready: false },
     ]);
     const placements = { nodeOf: new Map(Object.entries(placed)), namespaceOf: new Map<string, string>() };
-    expect(await p.choose({ zone: "a", ip: "10.0.0.9", placements })).toBe(expected);
+    expect(await p.choose({ zone: "a", ip: "10.0.0.9", locations: placements })).toBe(expected);
   });
 
   it("breaks a tie by the address, the same way whatever was planned before (preview and up agree)", async () => {
@@ -54,11 +54,9 @@ describe("KubePlanner.choose", () => {
     const ips = Array.from({ length: 12 }, (_, i) => `10.0.0.${i + 1}`);
     const forward = planner(nodes);
     const backward = planner(nodes);
-    const a = await Promise.all(ips.map((ip) => forward.choose({ zone: "a", ip, placements: none() })));
+    const a = await Promise.all(ips.map((ip) => forward.choose({ zone: "a", ip, locations: none() })));
     const b = (
-      await Promise.all(
-        [...ips].reverse().map((ip) => backward.choose({ zone: "a", ip, placements: none() })),
-      )
+      await Promise.all([...ips].reverse().map((ip) => backward.choose({ zone: "a", ip, locations: none() })))
     ).reverse();
     expect(a).toEqual(b);
     expect(new Set(a).size).toBeGreaterThan(1); // spread, not all on one node
@@ -73,9 +71,9 @@ describe("KubePlanner.choose", () => {
       ["10.0.0.9", "n1"],
       ["10.0.0.8", "n2"],
     ]);
-    expect(
-      await p.choose({ zone: "a", ip: "10.0.0.9", placements: { nodeOf, namespaceOf: new Map() } }),
-    ).toBe("n1");
+    expect(await p.choose({ zone: "a", ip: "10.0.0.9", locations: { nodeOf, namespaceOf: new Map() } })).toBe(
+      "n1",
+    );
   });
 
   it("never plans two addresses of one namespace on a node, and never beyond capacity or outside the subnet", async () => {
@@ -94,7 +92,7 @@ describe("KubePlanner.choose", () => {
           const placed: { ns: string; node: string }[] = [];
           for (const [i, r] of requests.entries()) {
             const node = await p
-              .choose({ zone: r.zone, ip: `10.0.0.${i + 1}`, namespace: r.ns, placements: none() })
+              .choose({ zone: r.zone, ip: `10.0.0.${i + 1}`, namespace: r.ns, locations: none() })
               .catch(() => undefined);
             if (node) placed.push({ ns: r.ns, node });
             const twice = placed.filter((q) => q.ns === r.ns && q.node === node);
@@ -124,8 +122,8 @@ describe("KubePlanner.choose", () => {
       { name: "a2", zone: "a", ready: false },
       { name: "a3", zone: "a", egress: ipconfig("10.9.0.0/24", 4) },
     ]);
-    await p.choose({ zone: "a", ip: "10.0.0.1", namespace: "x", placements: none() });
-    await expect(p.choose({ zone: "a", ip: "10.0.0.2", namespace: "y", placements: none() })).rejects.toThrow(
+    await p.choose({ zone: "a", ip: "10.0.0.1", namespace: "x", locations: none() });
+    await expect(p.choose({ zone: "a", ip: "10.0.0.2", namespace: "y", locations: none() })).rejects.toThrow(
       'no eligible node in failure domain "a" on https://test (kubeconfig context "test"): ' +
         "a1 (full: 1 of 1 egress IPs), a2 (NotReady), a3 (10.0.0.2 is outside its egress subnet 10.9.0.0/24)",
     );
