@@ -9,12 +9,12 @@ import {
   provisionerConfigProblems,
   withoutInstanceSettings,
   type AwsProvisionerConfig,
-  type ProvisionerConfig,
   type ScopedProvisionerConfig,
 } from "./provisioner-config";
 
 type Factory = (config: ScopedProvisionerConfig) => EgressIPProvisioner;
 
+// The implementation of every kind.
 const factories = new Map<string, Factory>([
   ["none", (c) => noneProvisioner(c as Parameters<typeof noneProvisioner>[0])],
   ["aws", (c) => awsProvisioner(c as AwsProvisionerConfig)],
@@ -22,14 +22,6 @@ const factories = new Map<string, Factory>([
   ["ocp-dynamic", (c) => ocpDynamicProvisioner(c as Parameters<typeof ocpDynamicProvisioner>[0])],
   ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & { namespace?: string })],
 ]);
-
-/**
- * Registers the implementation of a provisioner kind; the last registration wins.
- * This is the seam the aws, ocp-static, ocp-dynamic and ovn provisioners plug into.
- */
-export function registerProvisioner(kind: ProvisionerConfig["kind"], factory: Factory): void {
-  factories.set(kind, factory);
-}
 
 /**
  * Builds the provisioner for `config.kind`. The config may carry the instance settings a resource

@@ -26,7 +26,7 @@ export {
   type OcpStaticProvisionerConfig,
   type OvnProvisionerConfig,
 } from "./kubernetes/kube-provisioner-config";
-export { createProvisioner, registerProvisioner } from "./create-provisioner";
+export { createProvisioner } from "./create-provisioner";
 export { noneProvisioner } from "./none";
 export { awsProvisioner, type AwsProvisionerOptions } from "./aws/aws-provisioner";
 export type { RetryPolicy } from "./aws/ec2-retry";

@@ -1,11 +1,16 @@
-import { describe, expect, it } from "vitest";
-import { registerProvisioner, type EgressIPProvisioner } from "../../../src/provisioners";
+import { describe, expect, it, vi } from "vitest";
+import type { EgressIPProvisioner } from "../../../src/provisioners";
+import { fakeProvisioner } from "../../support/fake-provisioners";
 import { cidrAssignmentProvider as provider } from "../../../src/resources/cidr-assignment/cidr-assignment-provider";
 
-// A recording provisioner, registered in this process under "ocp-dynamic".
+vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
+  (await import("../../support/fake-provisioners")).withFakes(await original()),
+);
+
+// A recording provisioner, in place of this process's "ocp-dynamic".
 const assigned: string[] = [];
 const configs: unknown[] = [];
-registerProvisioner("ocp-dynamic", (config) => {
+fakeProvisioner("ocp-dynamic", (config) => {
   configs.push(config);
   const p: Partial<EgressIPProvisioner> = {
     async findHostForNewIP(domain) {

@@ -1,8 +1,13 @@
-import { beforeEach, describe, expect, it } from "vitest";
-import { registerProvisioner, type EgressIPProvisioner } from "../../../src/provisioners";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import type { EgressIPProvisioner } from "../../../src/provisioners";
+import { fakeProvisioner } from "../../support/fake-provisioners";
 import { egressIpAssignmentProvider as provider } from "../../../src/resources/egress-ip/egress-ip-assignment-provider";
 
-// A fault-injecting provisioner with observable hosts, registered in this process under "ovn".
+vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
+  (await import("../../support/fake-provisioners")).withFakes(await original()),
+);
+
+// A fault-injecting provisioner with observable hosts, in place of this process's "ovn".
 const hosts = new Map<string, Set<string>>();
 const calls: string[] = [];
 let failNextAdd: Error | undefined;
@@ -43,7 +48,7 @@ const fake: EgressIPProvisioner = {
     return hosts.has(host) && host.startsWith(`${domain}/`);
   },
 };
-registerProvisioner("ovn", () => fake);
+fakeProvisioner("ovn", () => fake);
 
 let n = 0;
 const provisioner = () => ({ kind: "ovn" as const, context: `c${n++}` }); // fresh cached instance per test

@@ -1,11 +1,16 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterAll, describe, expect, it } from "vitest";
-import { registerProvisioner, type EgressIPProvisioner } from "../../../src/provisioners";
+import { afterAll, describe, expect, it, vi } from "vitest";
+import type { EgressIPProvisioner } from "../../../src/provisioners";
+import { fakeProvisioner } from "../../support/fake-provisioners";
 import { ipAllocationProvider as provider } from "../../../src/resources/ip-allocation/ip-allocation-provider";
 import { encodeHolder, urnPrefix } from "../../../src/resources/pool/pool-queue-codec";
 import { readRecord } from "../../../src/ledger/stack/allocation-record";
+
+vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
+  (await import("../../support/fake-provisioners")).withFakes(await original()),
+);
 
 const POOL = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool";
 const owner = (name: string) =>
@@ -30,7 +35,7 @@ afterAll(() => delete process.env.PULUMI_EGRESS_IPAM_CLI);
 
 // A provisioner that sees addresses in use outside Pulumi, registered under "ovn" in this process.
 const observing: Partial<EgressIPProvisioner> = { usedAddresses: async () => ["10.0.8.2", "10.0.8.3"] };
-registerProvisioner("ovn", () => observing as EgressIPProvisioner);
+fakeProvisioner("ovn", () => observing as EgressIPProvisioner);
 
 let n = 0;
 /**
