@@ -14,6 +14,7 @@ prettier --check --log-level warn .
 eslint .
 tsc --noEmit -p tsconfig.json
 node scripts/check-api-docs.mjs
+node scripts/api-docs.mjs --check
 node scripts/check-import-graph.mjs
 echo "== tests" >&2
 vitest run "$@"

@@ -13,9 +13,13 @@
  * - `POOL_EXHAUSTED`: no allocatable address is left.
  * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set.
  * - `INVALID_CONFIG`: a CNI configuration or allocator option is malformed.
- * - `NO_NETWORK` / `NO_STORAGE`: a node allocator was built without a network or a store.
- * - `LOCK_TIMEOUT` / `LEDGER_UNAVAILABLE`: raised by the state layer (pool lock, stack checkpoint),
- *   never by the allocator itself; listed here so that every package error shares one class.
+ * - `NO_NETWORK`: a node allocator was built without a network.
+ * - `NO_STORAGE`: a node allocator was built without a store.
+ * - `LOCK_TIMEOUT`: a pool's lock (in-process, or a shared pool's Lease) was not acquired within
+ *   its `lockAcquireTimeout`; the message names who holds it and since when.
+ * - `LEDGER_UNAVAILABLE`: a pool's ledger could not be read or written — the stack's checkpoint
+ *   (`pulumi stack export` failed) or a shared pool's API server (unreachable, forbidden); nothing
+ *   was allocated. The last two come from the ledger layer, never from the allocator itself.
  * - `CONFLICT`: a Kubernetes read-modify-write lost to other writers more often than its retry
  *   budget allows (raised by the Kubernetes client layer).
  */

@@ -56,7 +56,8 @@ export function kubeFailure(doing: string, err: unknown, where: { server: string
   if (s.code === 0) hint = "; check that the API server is reachable from where pulumi runs";
   else if (s.code === 401) hint = "; the credentials of the kubeconfig context were refused: log in again";
   else if (s.code === 403)
-    hint = "; grant the permission named above to the context's user (see the README's RBAC rules)";
+    hint =
+      "; grant the permission named above to the context's user (see the RBAC rules in pulumi-egress-ipam's docs/provisioners.md)";
   const status = s.code ? `${s.code}${s.reason ? ` ${s.reason}` : ""}: ` : "";
   return new Error(`${doing} on ${at} failed: ${status}${s.message}${hint}`, { cause: err });
 }

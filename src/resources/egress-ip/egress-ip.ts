@@ -33,10 +33,15 @@ export interface EgressIpArgs {
 
 /** Inputs of {@link EgressIpAssignment}. */
 export interface EgressIpAssignmentArgs {
+  /** The address to place, e.g. an {@link IpAllocation}'s `ip`. */
   ip: pulumi.Input<string>;
+  /** Which platform places it, and its settings (see the provisioners page). */
   provisioner: pulumi.Input<ProvisionerConfig>;
+  /** The failure domain (zone) whose eligible hosts may carry it. */
   failureDomain: string;
+  /** Pins the host; default the least loaded eligible host of the domain, chosen at `check`. */
   host?: pulumi.Input<string>;
+  /** The namespace the address serves (required by ocp-static, ocp-dynamic and ovn). */
   namespace?: pulumi.Input<string>;
 }
 

@@ -43,7 +43,7 @@ export interface IpPoolArgs {
    * Share the pool across stacks through a Kubernetes ledger: `{ kind: "kubernetes", name,
    * namespace, context?, lockDuration?: "10s", lockAcquireTimeout?: "30s" }`. Stacks naming the same
    * namespace and name share one pool; the kubeconfig comes from `KUBECONFIG` (or `~/.kube/config`),
-   * only the context name is stored. See the README's "Shared pools" for the RBAC rules.
+   * only the context name is stored. See docs/shared-pools.md for the RBAC rules.
    */
   ledger?: pulumi.Input<LedgerArgs>;
 }
@@ -70,6 +70,7 @@ function isPlainJson(value: unknown): boolean {
 
 /** One allocation of a pool, as `pulumi refresh` reports it. */
 export interface PoolAllocation {
+  /** The address. */
   ip: string;
   /** URN of the resource holding it. */
   owner: string;

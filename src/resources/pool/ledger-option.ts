@@ -6,6 +6,7 @@ import { stackLedger } from "../../ledger/stack/stack-ledger";
 
 /** The pool option `ledger` as the program gives it. */
 export interface LedgerArgs {
+  /** Where the ledger lives: `kubernetes` (ConfigMaps and a Lease in a namespace), the only kind. */
   kind: "kubernetes";
   /** The pool's name in the ledger: stacks naming the same namespace and name share the pool. */
   name: string;
