@@ -1,10 +1,10 @@
 import { errorMessage, type Failure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress, isIpamError } from "../../allocator";
-import { kubeStatus } from "../../kube/kube-errors";
 import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
 import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
+import { noUsableAnswer } from "../../provisioners/no-usable-answer";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 
@@ -60,14 +60,6 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   return { inputs: { ...news, ip, host } };
 }
 
-/** True for an error caused by an API call that got no usable answer (no answer, 401, 403, 429, 5xx). */
-function couldNotCheck(e: unknown): boolean {
-  const cause = (e as { cause?: unknown })?.cause;
-  if (!cause) return false;
-  const { code } = kubeStatus(cause);
-  return code === 0 || code === 401 || code === 403 || code === 429 || code >= 500;
-}
-
 function outputsOf(inputs: Props) {
   return { ...withoutProvider(inputs), placement: { state: "assigned" } };
 }
@@ -105,7 +97,16 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     } catch (e) {
       // A check that could not be made (API unreachable, refused, throttled, failing) says nothing
       // about the address: fail the refresh rather than record it missing.
-      if (couldNotCheck(e)) throw e;
+      const why = noUsableAnswer(e);
+      if (why) {
+        throw new Error(
+          `could not check egress IP ${props.ip} on host ${props.host} (${why}): ${errorMessage(e)}; ` +
+            `nothing was recorded: make the ${props.provisioner?.kind} provisioner's platform reachable ` +
+            `with valid credentials (AWS: the default credential chain; Kubernetes: the kubeconfig context) ` +
+            `and run pulumi refresh again`,
+          { cause: e },
+        );
+      }
       // Drift: record where the address should have been; the next check plans a host again.
       const missing = {
         ...props,
