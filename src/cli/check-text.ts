@@ -1,3 +1,4 @@
+import { terminalSafe } from "../core/text";
 import { describe, type CheckResult } from "./check-command";
 import type { Style } from "./style";
 
@@ -14,7 +15,7 @@ export function checkText(result: CheckResult, style: Style): string {
     const what = p.skipped
       ? `skipped: ${p.skipped}`
       : `${p.seen} address${p.seen === 1 ? "" : "es"} on hosts in ${p.subnets.join(", ")}`;
-    out.push(`provisioner ${describe(p.provisioner)}: ${what}`);
+    out.push(terminalSafe(`provisioner ${describe(p.provisioner)}: ${what}`));
   }
   if (result.provisioners.length === 0) out.push(`stack ${result.stack} has no EgressIpAssignment to check`);
   for (const kind of ["leaked", "missing", "misplaced"] as const) {
@@ -27,8 +28,9 @@ export function checkText(result: CheckResult, style: Style): string {
           : kind === "missing"
             ? `state: on ${f.expectedHost}`
             : `state: on ${f.expectedHost}, really on ${f.actualHost}`;
-      out.push(`  ${f.ip}  ${where}${f.urn ? `  (${f.urn})` : ""}`);
-      f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${cmd}`));
+      // Hosts, URNs and the commands built from them come from state and the platform.
+      out.push(terminalSafe(`  ${f.ip}  ${where}${f.urn ? `  (${f.urn})` : ""}`));
+      f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${terminalSafe(cmd)}`));
     }
   }
   const n = result.findings.length;

@@ -1,4 +1,5 @@
 import { errorMessage } from "../core/failure";
+import { terminalSafe } from "../core/text";
 /**
  * Exit codes of `pulumi-egress-ipam`, for CI. Listed in `--help`; changing one breaks users' scripts.
  */
@@ -29,7 +30,8 @@ export class CliError extends Error {
 
 /** The one line printed for a failure: a CliError's message as is, anything else prefixed. */
 export function failureLine(err: unknown): string {
-  if (err instanceof CliError) return `error: ${err.message}`;
+  // Messages quote values from state, clusters and clouds: one line, no control codes.
+  if (err instanceof CliError) return `error: ${terminalSafe(err.message)}`;
   const text = errorMessage(err);
-  return `error: ${text.replace(/\s*\n\s*/g, " ")}`;
+  return `error: ${terminalSafe(text.replace(/\s*\n\s*/g, " "))}`;
 }

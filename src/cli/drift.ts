@@ -1,3 +1,4 @@
+import { shellCommand } from "../core/text";
 import { parseAddress } from "../allocator/address";
 import type { Placement } from "../provisioners/egress-ip-provisioner";
 
@@ -43,7 +44,10 @@ export interface DriftInput {
  * copies on extra hosts count too; one the platform has not placed yet is where state says). Findings come in address order, each with its fix.
  */
 export function findDrift(input: DriftInput): Finding[] {
-  const refreshUp = [`pulumi refresh --stack ${input.stack}`, `pulumi up --stack ${input.stack}`];
+  const refreshUp = [
+    shellCommand("pulumi", "refresh", "--stack", input.stack),
+    shellCommand("pulumi", "up", "--stack", input.stack),
+  ];
   const byIp = new Map<string, Placement[]>();
   for (const p of input.seen) byIp.set(p.ip, [...(byIp.get(p.ip) ?? []), p]);
   const findings: Finding[] = [];

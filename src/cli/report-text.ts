@@ -1,3 +1,4 @@
+import { terminalSafe } from "../core/text";
 import { cellStates, type MapGap, type MapRow, type SubnetMap } from "./address-map";
 import { blockText, cellLook } from "./cell-glyphs";
 import type { Holder, PoolUsage } from "./pool-usage";
@@ -9,7 +10,7 @@ const groupSize = 16;
 export function poolText(usage: PoolUsage, style: Style): string {
   const bold = (t: string) => style.paint(t, "1");
   const out: string[] = [];
-  out.push(`${bold(`pool ${usage.name}`)}  ${usage.pool}`);
+  out.push(`${bold(`pool ${terminalSafe(usage.name)}`)}  ${terminalSafe(usage.pool)}`);
   for (const r of usage.ranges) {
     out.push(`  range     ${r.rangeStart}-${r.rangeEnd} in ${r.subnet}, gateway ${r.gateway}`);
   }
@@ -77,13 +78,10 @@ function holdersText(holders: Holder[]): string[] {
   if (holders.length === 0) return ["  holders: none"];
   // A shared pool's holders come from several stacks.
   const stacks = holders.some((h) => h.stack !== undefined);
-  const rows = holders.map((h) => [
-    h.ip,
-    h.state,
-    sinceText(h),
-    ...(stacks ? [h.stack ?? "-"] : []),
-    h.owner,
-  ]);
+  // Stack names and URNs come from state or a shared ledger: written as text, never as control codes.
+  const rows = holders.map((h) =>
+    [h.ip, h.state, sinceText(h), ...(stacks ? [h.stack ?? "-"] : []), h.owner].map(terminalSafe),
+  );
   const head = ["ADDRESS", "STATE", "SINCE", ...(stacks ? ["STACK"] : []), "HOLDER (URN)"];
   const widths = head.map((t, i) => Math.max(t.length, ...rows.map((r) => r[i]!.length)));
   const fmt = (r: string[]) =>

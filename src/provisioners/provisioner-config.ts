@@ -127,10 +127,7 @@ function awsConfigProblems(c: Record<string, unknown>): { property: string; reas
       reason: `must be an AWS region name such as "us-east-1" (got ${JSON.stringify(c.region)})`,
     });
   }
-  if (
-    c.endpoint !== undefined &&
-    (typeof c.endpoint !== "string" || !/^https?:\/\/[^\s/]+/.test(c.endpoint))
-  ) {
+  if (c.endpoint !== undefined && (typeof c.endpoint !== "string" || !isEndpointUrl(c.endpoint))) {
     problems.push({
       property: "endpoint",
       reason: `must be an http(s) URL such as "https://ec2.us-east-1.amazonaws.com" (got ${JSON.stringify(c.endpoint)})`,
@@ -155,4 +152,19 @@ function awsConfigProblems(c: Record<string, unknown>): { property: string; reas
     }
   }
   return problems;
+}
+
+/**
+ * Whether `text` is an EC2 endpoint as the provisioner accepts it, as a whole: `http(s)://host`
+ * with an optional port and a plain path, and nothing else — no credentials, query, fragment,
+ * spaces or shell characters (the endpoint is stored in state and printed in fix commands).
+ */
+export function isEndpointUrl(text: string): boolean {
+  if (!/^https?:\/\/[A-Za-z0-9.-]+(:\d{1,5})?(\/[A-Za-z0-9._~/-]*)?$/.test(text)) return false;
+  try {
+    const url = new URL(text);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
 }

@@ -1,4 +1,5 @@
 import { errorMessage } from "../../core/failure";
+import { shellCommand } from "../../core/text";
 import { canonicalAddress } from "../../allocator";
 import { parseAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
@@ -283,7 +284,7 @@ export function awsProvisioner(
           if (instance.privateDnsName) dnsNames.set(instance.id, instance.privateDnsName);
         }
       }
-      const where = `--region ${region}${config.endpoint ? ` --endpoint-url ${config.endpoint}` : ""}`;
+      const where = ["--region", region, ...(config.endpoint ? ["--endpoint-url", config.endpoint] : [])];
       return enis.flatMap((eni) =>
         eni.addresses
           .filter((a) => !a.primary && cidrs.some((c) => inCidr(a.ip, c)))
@@ -291,9 +292,10 @@ export function awsProvisioner(
             ip: canonicalAddress(a.ip),
             host: eni.instanceId ?? eni.id,
             aliases: eni.instanceId && dnsNames.has(eni.instanceId) ? [dnsNames.get(eni.instanceId)!] : [],
-            removeCommand:
-              `aws ec2 unassign-private-ip-addresses ${where} ` +
-              `--network-interface-id ${eni.id} --private-ip-addresses ${a.ip}`,
+            removeCommand: shellCommand(
+              ...["aws", "ec2", "unassign-private-ip-addresses", ...where],
+              ...["--network-interface-id", eni.id, "--private-ip-addresses", a.ip],
+            ),
           })),
       );
     },

@@ -1,3 +1,4 @@
+import { shellCommand } from "../../core/text";
 import { canonicalAddress } from "../../allocator";
 import { tryParseAddress } from "../../allocator/address";
 import type { KubeObject } from "../../kube/object-edit";
@@ -43,10 +44,15 @@ export function removalCommand(at: AddressListAt, ip: string, context: string): 
     { op: "remove", path: entry },
   ]);
   const name = at.object.metadata?.name ?? "";
-  return `kubectl --context ${shellWord(context)} patch ${at.resource} ${shellWord(name)} --type=json -p '${patch}'`;
-}
-
-/** A word as a POSIX shell reads it: as is when plain, else single-quoted. */
-export function shellWord(text: string): string {
-  return /^[\w@%+=:,./-]+$/.test(text) ? text : `'${text.replace(/'/g, `'\\''`)}'`;
+  return shellCommand(
+    "kubectl",
+    "--context",
+    context,
+    "patch",
+    at.resource,
+    name,
+    "--type=json",
+    "-p",
+    patch,
+  );
 }

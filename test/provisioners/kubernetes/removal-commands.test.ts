@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
+import { shellWord } from "../../../src/core/text";
 import {
   listedAddresses,
   removalCommand,
-  shellWord,
   type AddressListAt,
 } from "../../../src/provisioners/kubernetes/removal-commands";
 
