@@ -21,9 +21,9 @@ function ec2NoAnswer(err: unknown): string | undefined {
   const status = (err as { $metadata?: { httpStatusCode?: number } })?.$metadata?.httpStatusCode;
   const said = [status, code].filter((x) => x !== undefined).join(" ");
   if (code === "CredentialsProviderError") return "no AWS credentials could be loaded from the default chain";
-  if (code !== undefined && ec2AccessCodes.has(code))
+  if ((code !== undefined && ec2AccessCodes.has(code)) || status === 401 || status === 403) {
     return `EC2 refused the credentials or permission (${said})`;
-  if (status === 401 || status === 403) return `EC2 refused the credentials or permission (${said})`;
+  }
   const kind = classify(err);
   if (kind === "throttled") return `EC2 kept throttling the calls (${said})`;
   if (kind === "transient") return `EC2 gave no usable answer (${said || "no response"})`;
