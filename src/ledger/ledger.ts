@@ -58,12 +58,17 @@ export interface Ledger {
   planAhead(requests: readonly PlanRequest[]): Promise<void>;
   /**
    * Makes `ips` held by `owner`: exactly these, never substitutes. With `adopt`, addresses held by
-   * another owner are taken over.
+   * another owner are taken over. `instance` names the resource instance that reserves them (a
+   * replacement is another instance of the same owner); a ledger that records it frees them only for
+   * that instance.
    * @throws IpamError IP_UNAVAILABLE naming the address and its holder when another owner holds one.
    */
-  reserve(pool: string, owner: string, plan: Plan, adopt?: boolean): Promise<void>;
-  /** Frees what `owner` holds among `ips` (all it holds when omitted); unknown addresses are ignored. */
-  release(pool: string, owner: string, ips?: string[]): Promise<void>;
+  reserve(pool: string, owner: string, plan: Plan, adopt?: boolean, instance?: string): Promise<void>;
+  /**
+   * Frees what `owner` holds among `ips` (all it holds when omitted) and `instance` reserved;
+   * unknown addresses, and those a later instance of the owner reserved since, are left alone.
+   */
+  release(pool: string, owner: string, ips?: string[], instance?: string): Promise<void>;
   /** Current holder of every taken address in the pool. */
   holders(pool: string): Promise<ReadonlyMap<string, string>>;
 }

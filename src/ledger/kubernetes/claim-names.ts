@@ -1,4 +1,4 @@
-import { parseAddress } from "../../allocator/address";
+import { formatAddress, parseAddress, tryParseAddress } from "../../allocator/address";
 import { IpamError } from "../../core/ipam-error";
 
 // Names of the Kubernetes objects of a shared pool. The claim of an address is named from the pool
@@ -48,6 +48,20 @@ export function claimName(pool: string, ip: string): string {
     return `${pool}.${octets.join(".")}`;
   }
   return `${pool}.${value.toString(16).padStart(32, "0")}`;
+}
+
+/**
+ * The address whose claim object is named `name` in pool `pool` (the inverse of {@link claimName}),
+ * or undefined when `name` is no claim name of the pool.
+ */
+export function addressOfClaimName(pool: string, name: string): string | undefined {
+  if (!name.startsWith(`${pool}.`)) return undefined;
+  const rest = name.slice(pool.length + 1);
+  const ip = /^[0-9a-f]{32}$/.test(rest) ? formatAddress(6, BigInt(`0x${rest}`)) : rest;
+  const parsed = tryParseAddress(ip);
+  if (!parsed) return undefined;
+  const canonical = formatAddress(parsed.family, parsed.value);
+  return claimName(pool, canonical) === name ? canonical : undefined;
 }
 
 /** The Lease that serializes planning in pool `pool`. */

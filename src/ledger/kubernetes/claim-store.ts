@@ -1,7 +1,8 @@
 import type * as k8s from "@kubernetes/client-node";
 import type { KubeClients } from "../../kube/kube-config";
 import { isAlreadyExists, isNotFound } from "../../kube/kube-errors";
-import { claimName, poolLabel, roleLabel, roles } from "./claim-names";
+import { addressOfClaimName, claimName, poolLabel, roleLabel, roles } from "./claim-names";
+import { warnOnce } from "../../core/warnings";
 import { ledgerUnavailable, type LedgerPlace } from "./ledger-unavailable";
 
 /**
@@ -13,8 +14,18 @@ export interface Claim {
   /** The canonical address. */
   ip: string;
   state: "hold" | "claim";
-  /** Stack of the owner, `<org>/<project>/<stack>`. */
+  /** Stack of the owner, `<org>/<project>/<stack>`, as named when the claim was written. */
   stack: string;
+  /**
+   * The owner stack's identity (see `stackIdentity`); absent in claims written by earlier versions,
+   * which are told apart by `stack` alone.
+   */
+  stackId?: string;
+  /**
+   * The resource instance that made the claim: a replacement writes its own, so the old copy's
+   * delete leaves the claim alone. Absent in holds and in claims of earlier versions.
+   */
+  instance?: string;
   /** URN of the owning resource. */
   owner: string;
   /** Position in the pool's allocation order (0 for requested addresses). */
@@ -27,6 +38,11 @@ export interface Claim {
   refs?: string[];
   /** `<stack> <urn>` of the owner whose lapsed hold this object took over, if it did. */
   takenFrom?: string;
+  /**
+   * Set on an object with the pool's labels that is no valid claim but is named as the claim of
+   * `ip`: it keeps that address from everyone (its name cannot be created again), and says why.
+   */
+  malformed?: string;
   /** When the object was created (RFC 3339), as the API server says. */
   created?: string;
   /** For preconditions: the object's resourceVersion and uid as read. */
@@ -37,16 +53,51 @@ export interface Claim {
 /** What a write of a claim object says; the store adds names, labels and the address. */
 export type ClaimFields = Omit<Claim, "ip" | "resourceVersion" | "uid">;
 
-/** Whether `c` belongs to the holder `(stack, owner)`. */
-export const ownedBy = (c: Pick<Claim, "stack" | "owner">, stack: string, owner: string): boolean =>
-  c.stack === stack && c.owner === owner;
+/** The stack a ledger plans for: its identity, and its name for messages and earlier claims. */
+export interface StackRef {
+  stack: string;
+  /** Absent where a ledger keeps the names of earlier versions (node addresses). */
+  stackId?: string;
+}
+
+/**
+ * Whether `c` was written for the stack `me`: by identity, or for a claim of an earlier version
+ * (which has none) by the stack's name.
+ */
+export const ofStack = (c: Pick<Claim, "stack" | "stackId">, me: StackRef): boolean =>
+  c.stackId !== undefined ? c.stackId === me.stackId : c.stack === me.stack;
+
+/** Whether `c` belongs to the holder `owner` of the stack `me`. */
+export const ownedBy = (
+  c: Pick<Claim, "stack" | "stackId" | "owner">,
+  me: StackRef,
+  owner: string,
+): boolean => c.owner === owner && ofStack(c, me);
+
+/** How a claim's `takenFrom` names the holder `owner` of `me`. */
+export const holderKey = (me: StackRef, owner: string): string => `${me.stackId ?? me.stack} ${owner}`;
+
+/** Whether `c` took over a lapsed hold of `owner` of `me` (earlier versions wrote the stack's name). */
+export const tookFrom = (c: Pick<Claim, "takenFrom">, me: StackRef, owner: string): boolean =>
+  c.takenFrom !== undefined &&
+  (c.takenFrom === holderKey(me, owner) || c.takenFrom === `${me.stack} ${owner}`);
 
 /** Whether `c` still keeps its address from others at wall-clock time `at`. */
 export const isLive = (c: Claim, at: number): boolean => c.state === "claim" || c.expires > at;
 
-/** "urn (stack s)", for messages. */
-export const describeHolder = (c: Pick<Claim, "stack" | "owner" | "state">): string =>
-  `${c.owner} of stack ${c.stack}${c.state === "hold" ? " (planned, not yet created)" : ""}`;
+/**
+ * "urn of stack s", for messages; a stack of the same name as `me`'s that is not `me` (another
+ * backend's) is told apart by its identity.
+ */
+export const describeHolder = (
+  c: Pick<Claim, "stack" | "stackId" | "owner" | "state" | "malformed">,
+  me?: StackRef,
+): string => {
+  if (c.malformed !== undefined) return c.malformed;
+  const twin =
+    me && c.stack === me.stack && !ofStack(c, me) ? ` (another stack of that name, ${c.stackId})` : "";
+  return `${c.owner} of stack ${c.stack}${twin}${c.state === "hold" ? " (planned, not yet created)" : ""}`;
+};
 
 /**
  * The claim ConfigMaps of one shared pool: every call goes to the API server (no cache), every
@@ -79,16 +130,62 @@ export class ClaimStore {
         throw ledgerUnavailable(`listing the claims of pool "${this.pool}"`, err, this.place);
       });
     return list.items.flatMap((cm) => {
-      const c = parseClaim(cm);
+      const c = this.claimOf(cm);
       return c ? [c] : [];
     });
+  }
+
+  /**
+   * The claim an object of the pool records. An object that is none (made by hand, or by another
+   * tool) is named in a warning and never fatal: when it is named as the claim of an address it
+   * keeps that address from everyone (a {@link Claim.malformed} claim), otherwise it is ignored.
+   */
+  private claimOf(cm: k8s.V1ConfigMap): Claim | undefined {
+    const name = cm.metadata?.name ?? "";
+    const c = parseClaim(cm);
+    let why: string | undefined;
+    if (!c) why = "it has no address, state, stack and owner of a claim";
+    else {
+      let expected: string | undefined;
+      try {
+        expected = claimName(this.pool, c.ip);
+      } catch {
+        why = `its address ${JSON.stringify(c.ip)} is not an IP address`;
+      }
+      if (expected !== undefined && expected !== name) {
+        why = `it says address ${c.ip}, whose claim would be named "${expected}"`;
+      }
+    }
+    if (why === undefined) return c;
+    const ip = addressOfClaimName(this.pool, name);
+    const where = `ConfigMap "${name}" in namespace "${this.namespace}"`;
+    warnOnce(
+      `${where} has the labels of a claim of pool "${this.pool}" but is not one (${why}); ` +
+        (ip === undefined
+          ? "it is ignored"
+          : `no stack can claim ${ip} while it exists. Delete it, or remove its egress-ipam labels, if no one uses ${ip}`),
+    );
+    if (ip === undefined) return undefined;
+    return {
+      ip,
+      state: "claim",
+      stack: "",
+      owner: "",
+      seq: 0,
+      expires: 0,
+      malformed: `${where}, which is not a valid claim (${why})`,
+      resourceVersion: cm.metadata?.resourceVersion ?? "",
+      uid: cm.metadata?.uid ?? "",
+    };
   }
 
   /** The claim of `ip`, or undefined when there is none. */
   async read(ip: string): Promise<Claim | undefined> {
     const name = claimName(this.pool, ip);
     try {
-      return parseClaim(await this.clients.core.readNamespacedConfigMap({ name, namespace: this.namespace }));
+      return this.claimOf(
+        await this.clients.core.readNamespacedConfigMap({ name, namespace: this.namespace }),
+      );
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw ledgerUnavailable(`reading claim "${name}"`, err, this.place);
@@ -160,6 +257,8 @@ export class ClaimStore {
       owner: f.owner,
       seq: String(f.seq),
     };
+    if (f.stackId !== undefined) data.stackId = f.stackId;
+    if (f.instance !== undefined) data.instance = f.instance;
     if (f.state === "hold") data.expires = new Date(f.expires).toISOString();
     if (f.nodeId !== undefined) data.nodeId = f.nodeId;
     if (f.refs !== undefined) data.refs = JSON.stringify(f.refs);
@@ -201,6 +300,8 @@ export function parseClaim(cm: k8s.V1ConfigMap): Claim | undefined {
   };
   const created = cm.metadata?.creationTimestamp as Date | string | undefined;
   if (created) c.created = new Date(created).toISOString();
+  if (d.stackId !== undefined) c.stackId = d.stackId;
+  if (d.instance !== undefined) c.instance = d.instance;
   if (d.nodeId !== undefined) c.nodeId = d.nodeId;
   if (d.takenFrom !== undefined) c.takenFrom = d.takenFrom;
   if (d.refs !== undefined) {

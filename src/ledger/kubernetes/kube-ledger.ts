@@ -2,7 +2,18 @@ import { AddressSet, IpamError } from "../../allocator";
 import { kubeClients, type KubeClients } from "../../kube/kube-config";
 import { retryOnConflict } from "../../kube/conflict-retry";
 import { leaseName } from "./claim-names";
-import { ClaimStore, describeHolder, isLive, ownedBy, type Claim, type ClaimFields } from "./claim-store";
+import {
+  ClaimStore,
+  describeHolder,
+  holderKey,
+  isLive,
+  ofStack,
+  ownedBy,
+  tookFrom,
+  type Claim,
+  type ClaimFields,
+  type StackRef,
+} from "./claim-store";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
 import { heldPlan, leftToItsOwnCheck, planAddresses } from "../planner";
 import { leaseLocker } from "./lease-lock";
@@ -26,6 +37,11 @@ export interface KubeLedgerConfig {
 export interface KubeLedgerOptions {
   /** The stack of every holder this ledger plans for, `<org>/<project>/<stack>`. */
   stack: string;
+  /**
+   * That stack's identity (`stackIdentity`), which decides what is its own. Without it (node
+   * addresses), the stack's name does, as in earlier versions.
+   */
+  stackId?: string;
   ledger: KubeLedgerConfig;
   /** How long a hold written at `check` keeps its address without being renewed (default 15 min). */
   holdDuration?: number;
@@ -45,9 +61,14 @@ export interface KubeLedger extends Ledger {
   holdFields(owner: string, seq: number): ClaimFields;
   /** The stack every holder of this ledger belongs to. */
   stack: string;
+  /** That stack, as claims are told apart by. */
+  me: StackRef;
   /** `pool "<name>" (namespace "<ns>")`, for messages. */
   what: string;
 }
+
+/** How a claim's `takenFrom` names its holder. */
+const holderOf = (c: Claim): string => holderKey(c, c.owner);
 
 /** Default hold lifetime: a preview's addresses stay held this long for the `up` that follows. */
 export const defaultHoldDuration = 15 * 60_000;
@@ -83,6 +104,9 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     lockAcquireTimeout: cfg.lockAcquireTimeout,
   };
   const what = `pool "${cfg.name}" (namespace "${cfg.namespace}")`;
+  const me: StackRef =
+    opts.stackId === undefined ? { stack: opts.stack } : { stack: opts.stack, stackId: opts.stackId };
+  const who = (c: Claim) => describeHolder(c, me);
 
   // The Lease first, so the process keeps it while its operations queue for the in-process lock.
   const locked = async <T>(fn: () => Promise<T>): Promise<T> => {
@@ -97,6 +121,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const hold = (owner: string, seq: number): ClaimFields => ({
     state: "hold",
     stack: opts.stack,
+    ...(me.stackId === undefined ? {} : { stackId: me.stackId }),
     owner,
     seq,
     expires: Date.now() + holdFor,
@@ -121,7 +146,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     };
     const at = Date.now();
     const byIp = new Map(claims.map((c) => [c.ip, c]));
-    const mine = claims.filter((c) => ownedBy(c, opts.stack, req.owner));
+    const mine = claims.filter((c) => ownedBy(c, me, req.owner));
     const plan = heldPlan(req, mine);
     if (plan) {
       // Planning again renews the owner's holds (claims stay claims).
@@ -140,8 +165,8 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       maxSeq,
       otherHolder: (ip, owner) => {
         const other = byIp.get(ip);
-        if (!other || !isLive(other, at) || ownedBy(other, opts.stack, owner)) return undefined;
-        return { name: describeHolder(other), adoptable: other.stack === opts.stack };
+        if (!other || !isLive(other, at) || ownedBy(other, me, owner)) return undefined;
+        return { name: who(other), adoptable: ofStack(other, me) };
       },
       exhaustedNote: `shared ${what}, ${live.length} held`,
     });
@@ -149,18 +174,15 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     try {
       for (const ip of ips) {
         const existing = byIp.get(ip);
-        if (existing && ownedBy(existing, opts.stack, req.owner) && existing.state === "claim") continue;
-        if (existing && isLive(existing, at) && existing.stack !== opts.stack && req.adopt) {
+        if (existing && ownedBy(existing, me, req.owner) && existing.state === "claim") continue;
+        if (existing && isLive(existing, at) && !ofStack(existing, me) && req.adopt) {
           throw new IpamError(
             "IP_UNAVAILABLE",
-            `${ip} in ${what} is held by ${describeHolder(existing)}; adopt takes over addresses of this stack only`,
+            `${ip} in ${what} is held by ${who(existing)}; adopt takes over addresses of this stack only`,
           );
         }
         // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
-        const takenFrom =
-          existing && !ownedBy(existing, opts.stack, req.owner)
-            ? `${existing.stack} ${existing.owner}`
-            : undefined;
+        const takenFrom = existing && !ownedBy(existing, me, req.owner) ? holderOf(existing) : undefined;
         keep(await put(ip, existing, { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) }));
         written.push(ip);
       }
@@ -171,24 +193,27 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     }
     // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
     // run fails naming it; the new hold just written is what the owner's next plan gets.
-    const lost = claims.find((c) => c.takenFrom === `${opts.stack} ${req.owner}` && !ips.includes(c.ip));
+    const lost = claims.find((c) => tookFrom(c, me, req.owner) && !ips.includes(c.ip));
     if (lost) {
       throw new IpamError(
         "IP_UNAVAILABLE",
         `address ${lost.ip} in ${what}, planned for ${req.owner} earlier (e.g. at preview), was taken by ` +
-          `${describeHolder(lost)} after its hold lapsed; ${ips.join(", ")} is held for it now: run the update again`,
+          `${who(lost)} after its hold lapsed; ${ips.join(", ")} is held for it now: run the update again`,
       );
     }
     return { ips, seq };
   };
 
-  const releaseIps = async (owner: string, ips?: string[]): Promise<void> => {
+  /** Deletes what `owner` holds among `ips` (all it holds when omitted) that `instance` wrote. */
+  const releaseIps = async (owner: string, ips?: string[], instance?: string): Promise<void> => {
     const targets = ips ? await Promise.all(ips.map((ip) => store.read(ip))) : await store.list();
+    // Another instance's claim (a replacement's, written after this one's) is not this one's to free.
+    const own = (c: Claim | undefined): c is Claim => !!c && ownedBy(c, me, owner) && c.instance === instance;
     for (const c of targets) {
-      if (!c || !ownedBy(c, opts.stack, owner)) continue;
+      if (!own(c)) continue;
       await retryOnConflict(`releasing ${c.ip} in ${what}`, async (n) => {
         const current = n === 1 ? c : await store.read(c.ip);
-        if (current && ownedBy(current, opts.stack, owner)) await store.delete(current);
+        if (own(current)) await store.delete(current);
       });
     }
   };
@@ -204,6 +229,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     withPoolLock: locked,
     holdFields: hold,
     stack: opts.stack,
+    me,
     what,
     plan: (req) =>
       batched(`${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`, locked, {
@@ -220,12 +246,12 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
           if (
             leftToItsOwnCheck(
               req,
-              claims.some((c) => ownedBy(c, opts.stack, req.owner)),
+              claims.some((c) => ownedBy(c, me, req.owner)),
             )
           )
             continue;
           // One whose earlier hold was taken over: its own check plans it, and says so.
-          if (claims.some((c) => c.takenFrom === `${opts.stack} ${req.owner}`)) continue;
+          if (claims.some((c) => tookFrom(c, me, req.owner))) continue;
           try {
             await plan(req, claims);
           } catch (e) {
@@ -238,36 +264,40 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     },
 
     // No Lease: the Lease orders planning; a claim is a write preconditioned on what was read.
-    reserve: (_pool, owner, planned, adopt) =>
+    reserve: (_pool, owner, planned, adopt, instance) =>
       retryOnConflict(`claiming ${planned.ips.join(", ")} for ${owner} in ${what}`, async () => {
         const at = Date.now();
         for (const ip of planned.ips) {
           const c = await store.read(ip);
-          const foreign = c && !ownedBy(c, opts.stack, owner) && isLive(c, at);
-          if (foreign && !(adopt && c.stack === opts.stack)) {
+          const foreign = c && !ownedBy(c, me, owner) && isLive(c, at);
+          if (foreign && !(adopt && ofStack(c, me))) {
             throw new IpamError(
               "IP_UNAVAILABLE",
-              `planned address ${ip} in ${what} was taken by ${describeHolder(c)} after it was planned ` +
+              `planned address ${ip} in ${what} was taken by ${who(c)} after it was planned ` +
                 `(its hold lapsed); run the update again to plan another`,
             );
           }
-          const takenFrom = c && !ownedBy(c, opts.stack, owner) ? `${c.stack} ${c.owner}` : c?.takenFrom;
-          const claim = { state: "claim" as const, stack: opts.stack, owner, seq: planned.seq, expires: 0 };
+          const takenFrom = c && !ownedBy(c, me, owner) ? holderOf(c) : c?.takenFrom;
+          const claim: ClaimFields = {
+            state: "claim",
+            stack: opts.stack,
+            owner,
+            seq: planned.seq,
+            expires: 0,
+          };
+          if (me.stackId !== undefined) claim.stackId = me.stackId;
+          if (instance !== undefined) claim.instance = instance;
+          // Rewriting an own claim of an earlier version (no identity) is how it migrates.
           await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim);
         }
       }),
 
-    release: (_pool, owner, ips) => releaseIps(owner, ips),
+    release: (_pool, owner, ips, instance) => releaseIps(owner, ips, instance),
 
     holders: async () => {
       const at = Date.now();
       const claims = (await store.list()).filter((c) => isLive(c, at));
-      return new Map(
-        claims.map((c) => [
-          c.ip,
-          c.stack === opts.stack && c.state === "claim" ? c.owner : describeHolder(c),
-        ]),
-      );
+      return new Map(claims.map((c) => [c.ip, ofStack(c, me) && c.state === "claim" ? c.owner : who(c)]));
     },
   };
 }

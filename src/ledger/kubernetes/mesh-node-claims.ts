@@ -117,7 +117,7 @@ export function releaseNodeAddress(
     const mine = ref(ledger, owner);
     if (!(c.refs ?? []).includes(mine)) {
       // Planned but never created: only this owner's own hold goes.
-      if (c.state === "hold" && ownedBy(c, ledger.stack, owner)) await ledger.store.delete(c);
+      if (c.state === "hold" && ownedBy(c, ledger.me, owner)) await ledger.store.delete(c);
       return;
     }
     const refs = c.refs!.filter((r) => r !== mine);

@@ -69,15 +69,17 @@ export class PoolDefinitions {
   /**
    * Makes sure the pool's stored definition is `mine.definition`: writes it when none is stored,
    * replaces it when `replacing` is the stored one (an explicit update of this stack's pool, already
-   * checked), and otherwise refuses a different one.
+   * checked), and otherwise refuses a different one. With `readOnly` (at `check`, which previews run
+   * too) it only refuses: what every stack reads changes at `up`.
    * @throws IpamError INVALID_CONFIG naming both definitions and the stack that wrote the stored one;
    *   LEDGER_UNAVAILABLE.
    */
-  async agree(mine: DefinitionClaim, replacing?: string): Promise<void> {
+  async agree(mine: DefinitionClaim, replacing?: string, readOnly = false): Promise<void> {
     for (let attempt = 0; attempt < 5; attempt++) {
       const stored = await this.read();
       if (stored?.definition === mine.definition) return;
       if (stored && stored.definition !== replacing) throw mismatch(this.config, stored, mine.definition);
+      if (readOnly) return;
       const body = this.body(mine, stored?.resourceVersion);
       try {
         if (stored) {

@@ -69,6 +69,14 @@ export async function exportStackResources(
   stack: string,
   opts: ExportOptions = {},
 ): Promise<CheckpointResource[]> {
+  return checkpointResources(await exportStack(stack, opts), stack);
+}
+
+/**
+ * The stack's checkpoint as `pulumi stack export --stack <stack>` prints it (parsed JSON), with
+ * the retries and errors of {@link exportStackResources}.
+ */
+export async function exportStack(stack: string, opts: ExportOptions = {}): Promise<unknown> {
   const env = opts.env ?? process.env;
   const cli = opts.cli ?? env.PULUMI_EGRESS_IPAM_CLI ?? "pulumi";
   const args = ["stack", "export", "--stack", stack];
@@ -77,14 +85,16 @@ export async function exportStackResources(
   // A fixed schedule rather than a doubling one: the waits are the backoff, so its ceiling is unused.
   return retrying(
     async () => {
-      const stdout = await runExport(stack, cli, args, env, opts.timeoutMs ?? 120_000);
+      const stdout = await runPulumi(stack, cli, args, env, opts.timeoutMs ?? 120_000);
       let parsed: unknown;
       try {
         parsed = JSON.parse(stdout);
       } catch {
         throw new Retryable(`\`${command}\` printed something that is not JSON: ${stdout.slice(0, 200)}`);
       }
-      return checkpointResources(parsed, stack);
+      // Parse errors of a well-formed JSON that is no export are not retried.
+      checkpointResources(parsed, stack);
+      return parsed;
     },
     {
       baseMs: 0,
@@ -102,8 +112,8 @@ export async function exportStackResources(
   );
 }
 
-/** Runs the export once; a failure worth another attempt is a {@link Retryable}. */
-function runExport(
+/** Runs the CLI once with `args`; a failure worth another attempt is a {@link Retryable}. */
+export function runPulumi(
   stack: string,
   cli: string,
   args: string[],

@@ -10,7 +10,9 @@ import {
 } from "../pool/pool-spec";
 import { withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./mesh-node-allocation";
-import { ledgerFor } from "../pool/ledger-option";
+import { isShared, ledgerFor } from "../pool/ledger-option";
+import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { randomUUID } from "node:crypto";
 import { holdersAhead, readQueue, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
 
@@ -65,6 +67,12 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   }
   if (failures.length > 0 || !pool) return { inputs: news, failures };
 
+  try {
+    // In a shared pool, the stack's identity (kept in state) decides what is its own.
+    if (isShared(news.pool.ledger)) news.stackId = olds.stackId ?? (await stackIdentity(news.stack));
+  } catch (e) {
+    return { inputs: news, failures: [{ property: "pool", reason: errorMessage(e) }] };
+  }
   // Stable: the address held before stays while the pool and the requested address allow it.
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
@@ -76,7 +84,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     // Addresses in use outside Pulumi state are never planned, nor accepted unless adopted.
     const inUse = await usedAddresses(pool, news.observeWith);
     if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
-    const ledger = ledgerFor(news.stack, news.pool.ledger, `IpAllocation ${news.owner} (check)`);
+    const ledger = ledgerFor(news, news.pool.ledger, `IpAllocation ${news.owner} (check)`);
     // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
     const ahead = readQueue(queue, news.owner);
     if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
@@ -117,7 +125,9 @@ export const ipAllocationProvider: ProviderImpl = {
     if (olds.poolId !== news.poolId) replaces.push("pool");
     if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
     if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
-    const changes = replaces.length > 0 || Boolean(olds.adopt) !== Boolean(news.adopt);
+    // A stack identity new to the state (a stack of an earlier version) is written to the claims by update.
+    const changes =
+      replaces.length > 0 || Boolean(olds.adopt) !== Boolean(news.adopt) || olds.stackId !== news.stackId;
     return { changes, replaces };
   },
 
@@ -127,24 +137,36 @@ export const ipAllocationProvider: ProviderImpl = {
       await createNodeAllocation(inputs);
       return { id: record.ips.join(","), outs: withoutProvider(inputs) };
     }
-    const ledger = ledgerFor(inputs.stack, inputs.pool?.ledger, `IpAllocation ${record.owner} (create)`);
-    await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt));
-    return { id: record.ips.join(","), outs: withoutProvider(inputs) };
+    const ledger = ledgerFor(inputs, inputs.pool?.ledger, `IpAllocation ${record.owner} (create)`);
+    // This instance's claims: a later replacement writes its own, and this one's delete leaves those.
+    const instance = isShared(inputs.pool?.ledger) ? randomUUID() : undefined;
+    await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt), instance);
+    const outs = withoutProvider(inputs);
+    return { id: record.ips.join(","), outs: instance === undefined ? outs : { ...outs, instance } };
   },
 
   async read(id, props) {
     return { id, props };
   },
 
-  async update(_id, _olds, news) {
-    return { outs: withoutProvider(news) };
+  async update(_id, olds, news) {
+    const outs = withoutProvider(news);
+    const record = readRecord(news);
+    if (!record || news.nodeId !== undefined || !isShared(news.pool?.ledger)) return { outs };
+    // The claims say who holds them now: this stack's identity and this instance (a claim of an
+    // earlier version gets both here; a missing one is made again while the address is free).
+    const instance = typeof olds.instance === "string" ? olds.instance : randomUUID();
+    const ledger = ledgerFor(news, news.pool.ledger, `IpAllocation ${record.owner} (update)`);
+    await ledger.reserve(record.pool, record.owner, record, Boolean(news.adopt), instance);
+    return { outs: { ...outs, instance } };
   },
 
   async delete(_id, props) {
     const record = readRecord(props);
     if (!record) return;
     if (props.nodeId !== undefined) return deleteNodeAllocation(props);
-    const ledger = ledgerFor(props.stack, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
-    await ledger.release(record.pool, record.owner, record.ips);
+    const ledger = ledgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
+    const instance = typeof props.instance === "string" ? props.instance : undefined;
+    await ledger.release(record.pool, record.owner, record.ips, instance);
   },
 };

@@ -13,6 +13,7 @@ import {
 } from "../pool/pool-spec";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { hasUnknown } from "../../core/unknowns";
+import { stackIdentity } from "../../ledger/stack/stack-identity";
 
 const specKeys = [
   "ranges",
@@ -34,7 +35,7 @@ const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>) =>
  * excluded). Reserved addresses stay valid for holders that requested them.
  */
 async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Promise<string[]> {
-  const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId}`);
+  const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId}`);
   const holders = await ledger.holders(String(props.poolId));
   const out: string[] = [];
   for (const [ip, owner] of holders) {
@@ -48,7 +49,7 @@ async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Pro
 }
 
 async function holderList(props: Record<string, unknown>): Promise<string[]> {
-  const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId} (delete)`);
+  const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (delete)`);
   // A shared pool outlives this stack's IpPool: only this stack's own claims keep it.
   const own = (owner: string) => owner.startsWith("urn:") && !owner.includes(" of stack ");
   return [...(await ledger.holders(String(props.poolId)))]
@@ -60,13 +61,19 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
 /**
  * For a shared pool: makes the stored definition agree with this pool's (writing it when the pool
  * is new to the ledger; replacing it when `olds` had the stored one, i.e. an explicit update).
+ * `readOnly` (at check) only refuses a definition that differs.
  */
-async function agreeDefinition(props: Props, pool: ResolvedPool, olds?: Props): Promise<void> {
+async function agreeDefinition(
+  props: Props,
+  pool: ResolvedPool,
+  olds?: Props,
+  readOnly = false,
+): Promise<void> {
   const { config } = resolveLedger(props.ledger);
   if (!config) return;
   const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(specOf(olds)).pool : undefined;
   const mine = { definition: poolDefinition(pool), stack: String(props.stack), owner: String(props.poolId) };
-  await new PoolDefinitions(config).agree(mine, previous && poolDefinition(previous));
+  await new PoolDefinitions(config).agree(mine, previous && poolDefinition(previous), readOnly);
 }
 
 function outputsOf(props: Props, pool: ResolvedPool) {
@@ -80,14 +87,18 @@ function outputsOf(props: Props, pool: ResolvedPool) {
 export const ipPoolProvider: ProviderImpl = {
   async check(olds, news) {
     if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
+    // The pool's identity is made once, at its first check, and kept: renamed or moved into a
+    // component with an alias, it is the same pool to its holders and its ledger.
+    if (typeof olds.poolId === "string") news.poolId = olds.poolId;
     const { pool, failures } = resolvePool(specOf(news));
     failures.push(...resolveLedger(news.ledger).failures);
     if (pool && failures.length === 0 && news.ledger !== undefined) {
-      // A shared pool: its definition is agreed at preview (written by the first stack).
+      await identify(olds, news, failures);
+      // A shared pool: its definition is checked at preview, and written by `up` (create or update).
       const changing = olds.poolId !== undefined && !sameSpec(olds, news) ? olds : undefined;
-      if (changing) await checkStranded(news, pool, failures);
+      if (changing && failures.length === 0) await checkStranded(news, pool, failures);
       if (failures.length === 0) {
-        await agreeDefinition(news, pool, changing).catch((e: unknown) =>
+        await agreeDefinition(news, pool, changing, true).catch((e: unknown) =>
           failures.push({ property: "ledger", reason: errorMessage(e) }),
         );
       }
@@ -106,7 +117,9 @@ export const ipPoolProvider: ProviderImpl = {
   async diff(_id, olds, news) {
     // Moving a pool to another ledger moves its holders' records too: a new pool, not an update.
     const ledgerChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
-    return { changes: ledgerChanged || !sameSpec(olds, news), replaces: ledgerChanged ? ["ledger"] : [] };
+    // A stack identity new to the state (a stack of an earlier version) is an update.
+    const changes = ledgerChanged || !sameSpec(olds, news) || olds.stackId !== news.stackId;
+    return { changes, replaces: ledgerChanged ? ["ledger"] : [] };
   },
 
   async create(inputs) {
@@ -118,7 +131,7 @@ export const ipPoolProvider: ProviderImpl = {
   async read(id, props) {
     const { pool } = resolvePool(specOf(props));
     if (!pool) return { id, props };
-    const ledger = ledgerFor(String(props.stack), props.ledger, `IpPool ${props.poolId} (refresh)`);
+    const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (refresh)`);
     const holders = await ledger.holders(String(props.poolId));
     const taken = new AddressSet(holders.keys());
     const never = [...pool.exclude, ...pool.reserved];
@@ -148,6 +161,15 @@ export const ipPoolProvider: ProviderImpl = {
     }
   },
 };
+
+/** A shared pool's `stackId`: kept from the state, or the stack's identity for a new one. */
+async function identify(olds: Props, news: Props, failures: Failure[]): Promise<void> {
+  try {
+    news.stackId = olds.stackId ?? (await stackIdentity(String(news.stack)));
+  } catch (e) {
+    failures.push({ property: "ledger", reason: errorMessage(e) });
+  }
+}
 
 async function checkStranded(news: Props, pool: ResolvedPool, failures: Failure[]): Promise<void> {
   const lost = await stranded(news, pool).catch((e: unknown) => [

@@ -78,7 +78,7 @@ export interface PoolAllocation {
 
 /** What an allocation needs to know about its pool at `check` time (known at preview). */
 export interface PoolRef {
-  /** The pool's URN: its identity in the ledger. */
+  /** The pool's identity ({@link IpPool.poolId}) in its ledger and its holders' state. */
   id: string;
   ranges?: RangeArgs[];
   cniConfig?: string;
@@ -109,6 +109,11 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly allocations: pulumi.Output<PoolAllocation[] | undefined>;
   /** Free addresses, after `pulumi refresh`, as a decimal string. */
   declare public readonly free: pulumi.Output<string | undefined>;
+  /**
+   * The pool's identity in its ledger and its holders' state: its URN when it was first created,
+   * kept when it is renamed or re-parented with an alias.
+   */
+  declare public readonly poolId: pulumi.Output<string>;
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
   private readonly observers: pulumi.Input<ProvisionerConfig>[] = [];
@@ -185,9 +190,9 @@ export class IpPool extends pulumi.dynamic.Resource {
       free: undefined,
     };
     super(thinProvider("IpPool"), name, props, opts, "egress-ipam", "IpPool");
-    // The same identity the pool's provider uses; derived through this.urn so that resources taking
-    // the ref depend on the pool (and are deleted before it).
-    const id = pulumi.all([this.urn, pulumi.output(context.owner)]).apply(([, poolId]) => poolId);
-    this.ref = pulumi.output({ ...spec, ledger: args.ledger, id }) as pulumi.Output<PoolRef>;
+    // The identity the pool's state keeps (its URN when first created, kept through renames with
+    // an alias); an output of the pool, so that resources taking the ref depend on it (and are
+    // deleted before it).
+    this.ref = pulumi.output({ ...spec, ledger: args.ledger, id: this.poolId }) as pulumi.Output<PoolRef>;
   }
 }

@@ -54,14 +54,25 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   return { config, failures };
 }
 
+/** Whether the pool option `ledger` puts the pool in a shared (Kubernetes) ledger. */
+export const isShared = (ledger: unknown): boolean => resolveLedger(ledger).config !== undefined;
+
 /**
  * The ledger of a pool: the Kubernetes ledger when the pool has a valid `ledger` option, the
  * stack's own state otherwise.
- * @param stack - `<org>/<project>/<stack>` of the resource asking.
+ * @param props - the asking resource's `stack` (`<org>/<project>/<stack>`) and, for a shared
+ *   pool, its `stackId` (which decides what is the stack's own there).
  * @param ledger - the pool's `ledger` option (already validated by the pool's check).
  * @param holder - who is asking, for lock-timeout messages.
  */
-export function ledgerFor(stack: string, ledger: unknown, holder: string): Ledger {
+export function ledgerFor(
+  props: { stack?: unknown; stackId?: unknown },
+  ledger: unknown,
+  holder: string,
+): Ledger {
   const { config } = resolveLedger(ledger);
-  return config ? kubeLedger({ stack, ledger: config, holder }) : stackLedger({ stack, holder });
+  const stack = String(props.stack);
+  if (!config) return stackLedger({ stack, holder });
+  const stackId = typeof props.stackId === "string" ? props.stackId : undefined;
+  return kubeLedger({ stack, ...(stackId === undefined ? {} : { stackId }), ledger: config, holder });
 }

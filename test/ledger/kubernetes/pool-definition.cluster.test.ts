@@ -1,11 +1,17 @@
 // A shared pool's definition through the IpPool provider and the real kube-apiserver: the first
-// stack writes it, a different one is refused naming both and the writer, growing is an explicit
-// update of a pool that has the stored definition, and shrinking under another stack's claim is refused.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// stack's create writes it, a different one is refused at check naming both and the writer, growing
+// is an explicit update of a pool that has the stored definition (its check writes nothing), and
+// shrinking under another stack's claim is refused.
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ipPoolProvider } from "../../../src/resources/ip-pool/ip-pool-provider";
 import { kubeLedger } from "../../../src/ledger/kubernetes/kube-ledger";
 import { poolChooser, resolvePool } from "../../../src/resources/pool/pool-spec";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
+
+// These stacks have no checkpoint to find their identity in (the e2e tests cover that).
+vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+  stackIdentity: async (stack: string) => `id-of-${stack}`,
+}));
 
 describe("shared pool definition", () => {
   let ns = "";
@@ -25,8 +31,17 @@ describe("shared pool definition", () => {
   });
   afterAll(() => kube().core.deleteNamespace({ name: ns }));
 
-  it("is written by the first stack and refused when different, naming both and the writer", async () => {
-    expect(reasons(await ipPoolProvider.check({}, props("a", "10.60.0.0/27")))).toBe("");
+  const stored = async () =>
+    (await kube().core.readNamespacedConfigMap({ name: `${name}.pool`, namespace: ns })).data?.definition;
+  const checked = async (olds: object, news: object) => {
+    const r = await ipPoolProvider.check(olds, news);
+    expect(reasons(r)).toBe("");
+    return r.inputs!;
+  };
+
+  it("is written by the first stack's create and refused when different, naming both and the writer", async () => {
+    await ipPoolProvider.create(await checked({}, props("a", "10.60.0.0/27")));
+    expect(await stored()).toContain('"subnet":"10.60.0.0/27"');
     const other = reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/26")));
     expect(other).toContain('"subnet":"10.60.0.0/27"');
     expect(other).toContain('"subnet":"10.60.0.0/26"');
@@ -34,9 +49,13 @@ describe("shared pool definition", () => {
     expect(reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/27")))).toBe("");
   });
 
-  it("grows by an update of a pool that had the stored definition; others then follow", async () => {
-    const grown = await ipPoolProvider.check(props("a", "10.60.0.0/27"), props("a", "10.60.0.0/26"));
-    expect(reasons(grown)).toBe("");
+  it("grows by an update of a pool that had the stored definition, not by its check; others then follow", async () => {
+    const olds = await checked({}, props("a", "10.60.0.0/27"));
+    const grown = await checked(olds, props("a", "10.60.0.0/26"));
+    // Checked (as a preview does) but not applied: nothing changed for anyone.
+    expect(await stored()).toContain('"subnet":"10.60.0.0/27"');
+    await ipPoolProvider.update("egress", olds, grown);
+    expect(await stored()).toContain('"subnet":"10.60.0.0/26"');
     expect(reasons(await ipPoolProvider.check({}, props("b", "10.60.0.0/27")))).toContain(
       "written by stack o/p/a",
     );

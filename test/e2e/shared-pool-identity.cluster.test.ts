@@ -1,0 +1,170 @@
+// Who holds an address of a shared pool, off the happy path, with the real engine and the real
+// kube-apiserver: same-named stacks on two backends, a pool renamed with an alias, a preview that
+// is never applied, and a foreign ConfigMap carrying the pool's label.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Harness } from "../support/harness";
+import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+
+type Pkg = typeof import("../../src/index");
+
+describe("who holds an address of a shared pool", () => {
+  let ns = "";
+  const harnesses: Harness[] = [];
+  const stack = (project: string) => {
+    const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
+    harnesses.push(h);
+    return h;
+  };
+  const ledgerOf = (name: string) => ({
+    kind: "kubernetes" as const,
+    name,
+    namespace: ns,
+    context: "admin@test",
+    lockDuration: "5s",
+  });
+  const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
+  const ipsOf = (outputs: Record<string, { value: unknown }>) =>
+    Object.values(outputs).map((o) => String(o.value));
+  const claimsOf = async (pool: string) =>
+    (
+      await kube().core.listNamespacedConfigMap({
+        namespace: ns,
+        labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=claim`,
+      })
+    ).items
+      .map((cm) => String(cm.data?.address))
+      .sort();
+
+  beforeAll(async () => {
+    ns = await freshNamespace("ident");
+  });
+  afterAll(async () => {
+    for (const h of harnesses) h.dispose();
+    await kube().core.deleteNamespace({ name: ns });
+  });
+
+  it("two network/prod stacks on two file backends get disjoint addresses, and a destroy frees only its own", async () => {
+    const pool = uniqueName("twins");
+    const program = (h: Harness) => {
+      const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+      return async () => {
+        const p = new IpPool("egress", { ranges: [{ subnet: "10.60.0.0/27" }], ledger: ledgerOf(pool) });
+        return Object.fromEntries(names("a", 5).map((n) => [n, new IpAllocation(n, { pool: p }).ip]));
+      };
+    };
+    const first = stack("network");
+    const second = stack("network");
+    expect(first.fqStackName).toBe(second.fqStackName);
+    await first.program(program(first));
+    await second.program(program(second));
+    const one = ipsOf((await first.up()).outputs);
+    const two = ipsOf((await second.up()).outputs);
+    expect(new Set([...one, ...two]).size).toBe(10);
+    expect(await claimsOf(pool)).toEqual([...one, ...two].sort());
+    await first.destroy();
+    expect(await claimsOf(pool)).toEqual([...two].sort());
+    await second.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("a pool renamed with an alias keeps every address and its claims; another stack gets none of them", async () => {
+    const pool = uniqueName("alias");
+    const a = stack("alias-a");
+    const { IpPool, IpAllocation } = a.pkg<Pkg>("pulumi-egress-ipam");
+    const ledger = ledgerOf(pool);
+    const programA = (poolName: string) => async () => {
+      const aliases = poolName === "egress" ? [] : [{ name: "egress" }];
+      const p = new IpPool(poolName, { ranges: [{ subnet: "10.61.0.0/28" }], ledger }, { aliases });
+      return Object.fromEntries(names("a", 5).map((n) => [n, new IpAllocation(n, { pool: p }).ip]));
+    };
+    await a.program(programA("egress"));
+    const before = ipsOf((await a.up()).outputs).sort();
+    await a.program(programA("egress-renamed"));
+    const preview = await a.preview();
+    for (const n of names("a", 5)) expect(preview.op(n)).toBe("same");
+    const after = await a.up();
+    expect(ipsOf(after.outputs).sort()).toEqual(before);
+    expect(await claimsOf(pool)).toEqual(before);
+
+    // The pool has 13 addresses: 8 are free, and another stack asking for all 8 gets none of a's.
+    const b = stack("alias-b");
+    const pkgB = b.pkg<Pkg>("pulumi-egress-ipam");
+    await b.program(async () => {
+      const p = new pkgB.IpPool("egress", { ranges: [{ subnet: "10.61.0.0/28" }], ledger });
+      return Object.fromEntries(names("b", 8).map((n) => [n, new pkgB.IpAllocation(n, { pool: p }).ip]));
+    });
+    const theirs = ipsOf((await b.up()).outputs);
+    expect(theirs.filter((ip) => before.includes(ip))).toEqual([]);
+    await b.destroy();
+    await a.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("a preview of a grown pool that is never applied leaves the stored definition as it was", async () => {
+    const pool = uniqueName("grow");
+    const h = stack("grow");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (subnets: string[]) => async () => {
+      const p = new IpPool("egress", {
+        ranges: subnets.map((subnet) => ({ subnet })),
+        ledger: ledgerOf(pool),
+      });
+      return { ip: new IpAllocation("g-0", { pool: p }).ip };
+    };
+    await h.program(program(["10.62.0.0/28"]));
+    await h.up();
+    const stored = async () =>
+      (await kube().core.readNamespacedConfigMap({ name: `${pool}.pool`, namespace: ns })).data?.definition;
+    const deployed = await stored();
+    await h.program(program(["10.62.0.0/28", "10.62.1.0/28"]));
+    const preview = await h.preview();
+    expect(preview.op("egress")).toBe("update");
+    expect(await stored()).toBe(deployed);
+    // The deployed program is still accepted: nothing was changed for anyone.
+    await h.program(program(["10.62.0.0/28"]));
+    expect((await h.preview()).op("egress")).toBe("same");
+    await h.program(program(["10.62.0.0/28", "10.62.1.0/28"]));
+    await h.up();
+    expect(await stored()).toContain("10.62.1.0/28");
+    await h.destroy();
+  });
+
+  it("a ConfigMap with the pool's label that is no claim is skipped, never fatal", async () => {
+    const pool = uniqueName("foreign");
+    await kube().core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: `${pool}.handmade`,
+          labels: { "egress-ipam/pool": pool, "egress-ipam/role": "claim" },
+        },
+        data: { address: "10.63.0.300", state: "claim", stack: "x/y/z", owner: "urn:x", seq: "1" },
+      },
+    });
+    await kube().core.createNamespacedConfigMap({
+      namespace: ns,
+      body: {
+        metadata: {
+          name: `${pool}.10.63.0.2`,
+          labels: { "egress-ipam/pool": pool, "egress-ipam/role": "claim" },
+        },
+        data: { address: "10.63.0.9", state: "claim", stack: "x/y/z", owner: "urn:x", seq: "1" },
+      },
+    });
+    const h = stack("foreign");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    await h.program(async () => {
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.63.0.0/28" }], ledger: ledgerOf(pool) });
+      return Object.fromEntries(names("f", 3).map((n) => [n, new IpAllocation(n, { pool: p }).ip]));
+    });
+    const up = await h.up();
+    const ips = ipsOf(up.outputs);
+    expect(new Set(ips).size).toBe(3);
+    // The misnamed object sits on the name of 10.63.0.2, so that address cannot be claimed; both
+    // objects are named in a warning.
+    expect(ips).not.toContain("10.63.0.2");
+    expect(up.stdout).toContain(`${pool}.handmade`);
+    expect(up.stdout).toContain(`${pool}.10.63.0.2`);
+    await h.destroy();
+  });
+});
