@@ -11,6 +11,8 @@ import {
   type ResolvedPool,
 } from "../resources/pool/pool-spec";
 import { readRecord } from "../ledger/stack/allocation-record";
+import { resolveLedger } from "../resources/pool/ledger-option";
+import type { KubeLedgerConfig } from "../ledger/kubernetes/kube-ledger";
 import { CliError } from "./cli-error";
 import { defaultShape, mapSubnet, type MapLayers, type MapShape, type SubnetMap } from "./address-map";
 import { deploymentAt, type SnapshotResource, type StackSnapshot } from "./stack-snapshot";
@@ -70,6 +72,8 @@ const isPool = (r: SnapshotResource) => r.type.endsWith("egress-ipam:IpPool");
 export interface StackPool {
   id: string;
   pool: ResolvedPool;
+  /** The shared ledger its addresses are agreed in, when it has one. */
+  ledger?: KubeLedgerConfig;
 }
 
 /**
@@ -92,7 +96,8 @@ export function stackPools(snapshot: StackSnapshot): StackPool[] {
         `pool ${id} in the checkpoint of stack "${snapshot.stack}" is not a valid pool (${why}); fix its inputs and run pulumi up`,
       );
     }
-    return { id, pool };
+    const { config } = resolveLedger(props.ledger);
+    return config ? { id, pool, ledger: config } : { id, pool };
   });
 }
 

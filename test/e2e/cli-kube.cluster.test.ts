@@ -374,3 +374,55 @@ describe("check with the ovn provisioner, against kube-apiserver", () => {
     expect(after.code).toBe(0);
   });
 });
+
+describe("check of two stacks sharing an ocp-static pool through a ledger", () => {
+  const net = `10.27.${1 + Math.floor(Math.random() * 250)}`;
+  const pool = uniqueName("chk");
+  let ns = "";
+  const stacks = ["a", "b"].map((s) =>
+    Harness.create(`cli-shared-${s}`, { env: { KUBECONFIG: testKubeconfig() } }),
+  );
+  let w: SdnWorld<"a1" | "a2", "x" | "y">;
+  const ips: string[][] = [];
+
+  beforeAll(async () => {
+    ns = await freshNamespace("chk");
+    w = await sdnWorld({ a1: { zone: "a" }, a2: { zone: "a" } }, ["x", "y"]);
+    for (const [i, h] of stacks.entries()) {
+      const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+      await h.program(async () => {
+        const p = new IpPool("egress", {
+          ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }],
+          ledger: { kind: "kubernetes", name: pool, namespace: ns, context: "admin@test" },
+        });
+        const e = new EgressIp(`team-${i}`, {
+          pool: p,
+          namespace: w.ns[i === 0 ? "x" : "y"],
+          failureDomains: [w.zone("a")],
+          provisioner: { kind: "ocp-static", nodeSelector: w.selector },
+        });
+        return { ips: e.ips };
+      });
+      ips.push((await h.up()).outputs.ips!.value as string[]);
+    }
+  });
+  afterAll(async () => {
+    for (const h of stacks) {
+      await h.destroy().catch(() => undefined);
+      h.dispose();
+    }
+    await w?.cleanup();
+    await kube().core.deleteNamespace({ name: ns });
+  });
+
+  it("of each stack exits 0 and names none of the other's addresses", async () => {
+    expect(new Set(ips.flat()).size).toBe(2);
+    for (const [i, h] of stacks.entries()) {
+      const run = await runCli(["check", "--stack", h.fqStackName], h.env);
+      const others = ips[1 - i]!;
+      expect(run.stdout).toContain("no drift");
+      for (const ip of others) expect(run.stdout).not.toContain(ip);
+      expect(run.code).toBe(0);
+    }
+  });
+});

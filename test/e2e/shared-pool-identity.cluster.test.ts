@@ -1,8 +1,9 @@
 // Who holds an address of a shared pool, off the happy path, with the real engine and the real
 // kube-apiserver: same-named stacks on two backends, a pool renamed with an alias, a preview that
 // is never applied, and a foreign ConfigMap carrying the pool's label.
+import * as fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Harness } from "../support/harness";
+import { changesOf, Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
 
 type Pkg = typeof import("../../src/index");
@@ -25,6 +26,13 @@ describe("who holds an address of a shared pool", () => {
   const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
   const ipsOf = (outputs: Record<string, { value: unknown }>) =>
     Object.values(outputs).map((o) => String(o.value));
+  const claimObjects = async (pool: string) =>
+    (
+      await kube().core.listNamespacedConfigMap({
+        namespace: ns,
+        labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=claim`,
+      })
+    ).items;
   const claimsOf = async (pool: string) =>
     (
       await kube().core.listNamespacedConfigMap({
@@ -166,5 +174,70 @@ describe("who holds an address of a shared pool", () => {
     expect(up.stdout).toContain(`${pool}.handmade`);
     expect(up.stdout).toContain(`${pool}.10.63.0.2`);
     await h.destroy();
+  });
+
+  it("an allocation moved to another pool object on the same ledger keeps its address and its claim", async () => {
+    const pool = uniqueName("move");
+    const h = stack("move");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (from: "one" | "two") => async () => {
+      const ranges = [{ subnet: "10.64.0.0/28" }];
+      const one = new IpPool("one", { ranges, ledger: ledgerOf(pool) });
+      const two = new IpPool("two", { ranges, ledger: ledgerOf(pool) });
+      return { ip: new IpAllocation("m-0", { pool: from === "one" ? one : two }).ip };
+    };
+    await h.program(program("one"));
+    const ip = String((await h.up()).outputs.ip?.value);
+    await h.program(program("two"));
+    // A replacement (another pool object), created before the old copy is deleted.
+    const up = await h.up();
+    expect(up.outputs.ip?.value).toBe(ip);
+    expect(await claimsOf(pool)).toEqual([ip]);
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("a stack written by an earlier version (no identities in state or claims) migrates on its next up", async () => {
+    const pool = uniqueName("legacy");
+    const h = stack("legacy");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (n: number) => async () => {
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.65.0.0/28" }], ledger: ledgerOf(pool) });
+      return Object.fromEntries(names("l", n).map((x) => [x, new IpAllocation(x, { pool: p }).ip]));
+    };
+    await h.program(program(3));
+    const before = ipsOf((await h.up()).outputs).sort();
+    // What the earlier version wrote: no stackId or instance in the checkpoint or the claims.
+    const file = h.checkpointFile;
+    const checkpoint = JSON.parse(fs.readFileSync(file, "utf8"));
+    for (const r of checkpoint.checkpoint.latest.resources as { inputs?: object; outputs?: object }[]) {
+      for (const props of [r.inputs, r.outputs] as Record<string, unknown>[]) {
+        if (!props) continue;
+        delete props.stackId;
+        delete props.instance;
+      }
+    }
+    fs.writeFileSync(file, JSON.stringify(checkpoint));
+    for (const cm of await claimObjects(pool)) {
+      expect(cm.data?.stackId).toMatch(/^stack-[0-9a-f]{24}$/);
+      delete cm.data!.stackId;
+      delete cm.data!.instance;
+      await kube().core.replaceNamespacedConfigMap({ name: cm.metadata!.name!, namespace: ns, body: cm });
+    }
+    // One more holder: planned around the earlier ones, which keep their addresses.
+    await h.program(program(4));
+    const preview = await h.preview();
+    for (const n of names("l", 3)) expect(preview.op(n)).toBe("update");
+    const up = await h.up();
+    const ips = ipsOf(up.outputs);
+    expect(ips.slice(0, 3).sort()).toEqual(before);
+    expect(before).not.toContain(ips[3]);
+    const claims = await claimObjects(pool);
+    expect(claims).toHaveLength(4);
+    expect(new Set(claims.map((cm) => cm.data?.stackId)).size).toBe(1);
+    expect(claims.every((cm) => /^[0-9a-f-]{36}$/.test(String(cm.data?.instance)))).toBe(true);
+    expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
   });
 });
