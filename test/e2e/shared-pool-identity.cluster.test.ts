@@ -240,4 +240,41 @@ describe("who holds an address of a shared pool", () => {
     await h.destroy();
     expect(await claimsOf(pool)).toEqual([]);
   });
+
+  it("a renamed stack, with its pool's lock settings changed, updates and destroys cleanly", async () => {
+    const pool = uniqueName("rename");
+    const h = stack("rename");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (lockDuration: string) => async () => {
+      const ledger = { ...ledgerOf(pool), lockDuration, lockAcquireTimeout: "20s" };
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.66.0.0/28" }], ledger });
+      return Object.fromEntries(names("r", 2).map((x) => [x, new IpAllocation(x, { pool: p }).ip]));
+    };
+    await h.program(program("5s"));
+    const before = ipsOf((await h.up()).outputs).sort();
+    await h.rename("renamed");
+    await h.program(program("7s"));
+    const preview = await h.preview();
+    expect(preview.op("egress")).toBe("update");
+    const up = await h.up();
+    expect(ipsOf(up.outputs).sort()).toEqual(before);
+    expect(await claimsOf(pool)).toEqual(before);
+    // Renamed again and destroyed without an up in between: the state has the old name.
+    await h.rename("renamed-again");
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("a renamed stack with a stack-local pool destroys without an up in between", async () => {
+    const h = stack("rename-local");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    await h.program(async () => {
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.67.0.0/28" }] });
+      return { ip: new IpAllocation("r-0", { pool: p }).ip };
+    });
+    await h.up();
+    await h.rename("renamed");
+    await h.destroy();
+    expect(await h.resources()).toEqual([]);
+  });
 });

@@ -192,6 +192,14 @@ export class Harness {
     return this.current.destroy(opts);
   }
 
+  /** `pulumi stack rename <stackName>`; later operations run on the renamed stack. */
+  async rename(stackName: string): Promise<void> {
+    const workspace = this.current.workspace;
+    await this.current.rename({ stackName });
+    this.stackName = stackName;
+    this.stack = await this.auto.Stack.select(stackName, workspace);
+  }
+
   /** `pulumi stack export`: the checkpoint's resources. */
   async resources(): Promise<StateResource[]> {
     const deployment = await this.current.exportStack();

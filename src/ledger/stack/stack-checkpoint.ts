@@ -130,7 +130,11 @@ export function runPulumi(
         return reject(unavailable(stack, why));
       }
       if (e.killed) return reject(unavailable(stack, `\`${command}\` did not finish in time`));
-      reject(new Retryable(`\`${command}\` failed: ${stderr.trim() || e.message}`));
+      const why = stderr.trim() || e.message;
+      // The stack renamed (or removed) since the resource recorded its name: no attempt can help.
+      if (/no stack named/i.test(why))
+        return reject(missing(unavailable(stack, `\`${command}\` failed: ${why}`)));
+      reject(new Retryable(`\`${command}\` failed: ${why}`));
     });
   });
 }
@@ -142,3 +146,16 @@ function unavailable(stack: string, why: string): IpamError {
       `Nothing was allocated; fix this and run the command again.`,
   );
 }
+
+const stackMissing = Symbol("stack missing");
+
+function missing(e: IpamError): IpamError {
+  return Object.assign(e, { [stackMissing]: true });
+}
+
+/**
+ * Whether `e` says the backend has no stack of the name a resource recorded: the stack was renamed
+ * with `pulumi stack rename` (or removed) since.
+ */
+export const isStackMissing = (e: unknown): boolean =>
+  typeof e === "object" && e !== null && (e as Record<symbol, unknown>)[stackMissing] === true;

@@ -4,7 +4,7 @@ import type { Ledger, Plan, PlanRequest } from "../ledger";
 import { heldPlan, leftToItsOwnCheck, planAddresses, type Held } from "../planner";
 import { defaultLockTimings, inProcessLocker, withLock, type LockConfig } from "../locker";
 import { forget, shared } from "../../core/process-registry";
-import { exportStackResources, type CheckpointResource } from "./stack-checkpoint";
+import { exportStackResources, isStackMissing, type CheckpointResource } from "./stack-checkpoint";
 
 /** Settings of {@link stackLedger}. */
 export interface StackLedgerOptions {
@@ -167,12 +167,18 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
         b.plans.set(owner, plan);
       }),
 
-    release: (pool, owner, ips) =>
-      locked(pool, (b) => {
+    // The checkpoint still lists a holder being deleted: its addresses are freed in this process's
+    // book. A stack renamed since the holder recorded its name has no checkpoint under that name,
+    // and nothing of it to free here (a new deployment reads the state under the new name).
+    release: async (pool, owner, ips) => {
+      await locked(pool, (b) => {
         const targets = ips ?? [...(b.byOwner.get(owner) ?? [])];
         for (const ip of targets) if (b.byIp.get(ip) === owner) b.free(ip);
         b.plans.delete(owner);
-      }),
+      }).catch((e: unknown) => {
+        if (!isStackMissing(e)) throw e;
+      });
+    },
 
     holders: (pool) => locked(pool, (b) => new Map(b.byIp)),
   };

@@ -126,8 +126,12 @@ export const ipAllocationProvider: ProviderImpl = {
     if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
     if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
     // A stack identity new to the state (a stack of an earlier version) is written to the claims by update.
+    // So are the pool's ledger settings (lock durations, context): every later operation reads them.
     const changes =
-      replaces.length > 0 || Boolean(olds.adopt) !== Boolean(news.adopt) || olds.stackId !== news.stackId;
+      replaces.length > 0 ||
+      Boolean(olds.adopt) !== Boolean(news.adopt) ||
+      olds.stackId !== news.stackId ||
+      JSON.stringify(olds.pool?.ledger ?? null) !== JSON.stringify(news.pool?.ledger ?? null);
     return { changes, replaces };
   },
 

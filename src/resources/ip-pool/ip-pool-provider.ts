@@ -2,7 +2,7 @@ import { errorMessage, type Failure } from "../../core/failure";
 import { AddressSet, freeCount } from "../../allocator";
 import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
 import { poolDefinition } from "../pool/canonical-definition";
-import { ledgerFor, resolveLedger } from "../pool/ledger-option";
+import { ledgerFor, ledgerKey, resolveLedger } from "../pool/ledger-option";
 import {
   canonicalRanges,
   checkRequestable,
@@ -14,6 +14,8 @@ import {
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { hasUnknown } from "../../core/unknowns";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { isStackMissing } from "../../ledger/stack/stack-checkpoint";
+import { warnOnce } from "../../core/warnings";
 
 const specKeys = [
   "ranges",
@@ -52,7 +54,17 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
   const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (delete)`);
   // A shared pool outlives this stack's IpPool: only this stack's own claims keep it.
   const own = (owner: string) => owner.startsWith("urn:") && !owner.includes(" of stack ");
-  return [...(await ledger.holders(String(props.poolId)))]
+  let holders: ReadonlyMap<string, string>;
+  try {
+    holders = await ledger.holders(String(props.poolId));
+  } catch (e) {
+    if (!isStackMissing(e)) throw e;
+    // Renamed since: the checkpoint cannot be found by the name this pool recorded. Its holders are
+    // resources of the stack that depend on it, so the engine has deleted them before it.
+    warnOnce(`pool ${String(props.poolId)}: ${errorMessage(e)}; deleting it without listing its holders`);
+    return [];
+  }
+  return [...holders]
     .filter(([, owner]) => own(owner))
     .map(([ip, owner]) => `${ip} (held by ${owner})`)
     .sort();
@@ -116,9 +128,11 @@ export const ipPoolProvider: ProviderImpl = {
 
   async diff(_id, olds, news) {
     // Moving a pool to another ledger moves its holders' records too: a new pool, not an update.
-    const ledgerChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
+    // Another ledger (namespace and name) is another pool; its lock settings and context are updates.
+    const ledgerChanged = ledgerKey(olds.ledger) !== ledgerKey(news.ledger);
+    const settingsChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
     // A stack identity new to the state (a stack of an earlier version) is an update.
-    const changes = ledgerChanged || !sameSpec(olds, news) || olds.stackId !== news.stackId;
+    const changes = settingsChanged || !sameSpec(olds, news) || olds.stackId !== news.stackId;
     return { changes, replaces: ledgerChanged ? ["ledger"] : [] };
   },
 

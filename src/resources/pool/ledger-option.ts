@@ -54,6 +54,15 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   return { config, failures };
 }
 
+/**
+ * What identifies a pool's ledger: kind, namespace and name of a shared one (its lock settings
+ * and context may change), "" for the stack's own state.
+ */
+export function ledgerKey(ledger: unknown): string {
+  const { config } = resolveLedger(ledger);
+  return config ? JSON.stringify(["kubernetes", config.namespace, config.name]) : "";
+}
+
 /** Whether the pool option `ledger` puts the pool in a shared (Kubernetes) ledger. */
 export const isShared = (ledger: unknown): boolean => resolveLedger(ledger).config !== undefined;
 
