@@ -277,4 +277,69 @@ describe("who holds an address of a shared pool", () => {
     await h.destroy();
     expect(await h.resources()).toEqual([]);
   });
+
+  it("deleted claims are found by refresh and made again by up; a claim another stack took is refused at preview", async () => {
+    const pool = uniqueName("lost");
+    const h = stack("lost");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    await h.program(async () => {
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.68.0.0/28" }], ledger: ledgerOf(pool) });
+      return Object.fromEntries(names("k", 3).map((x) => [x, new IpAllocation(x, { pool: p }).ip]));
+    });
+    const ips = ipsOf((await h.up()).outputs);
+    // An etcd restore, a recreated namespace or a manual cleanup: two claims are gone.
+    const gone = ips.slice(0, 2);
+    for (const cm of await claimObjects(pool)) {
+      if (gone.includes(String(cm.data?.address)))
+        await kube().core.deleteNamespacedConfigMap({ name: cm.metadata!.name!, namespace: ns });
+    }
+    const refresh = await h.refresh();
+    expect(refresh.summary.resourceChanges?.update).toBe(2);
+    const lost = (await h.resources()).filter((r) => r.outputs?.claim !== undefined);
+    expect(lost.map((r) => String(r.outputs?.ip)).sort()).toEqual([...gone].sort());
+    expect(String(lost[0]?.outputs?.claim)).toContain("no claim");
+    const preview = await h.preview();
+    expect([preview.op("k-0"), preview.op("k-1"), preview.op("k-2")]).toEqual(["update", "update", "same"]);
+    const up = await h.up();
+    expect(ipsOf(up.outputs)).toEqual(ips);
+    expect(await claimsOf(pool)).toEqual([...ips].sort());
+    expect((await h.resources()).filter((r) => r.outputs?.claim !== undefined)).toEqual([]);
+
+    // Another stack claims one of them while this stack's claim is gone: preview names it.
+    const [victim] = (await claimObjects(pool)).filter((cm) => cm.data?.address === ips[2]);
+    await kube().core.deleteNamespacedConfigMap({ name: victim!.metadata!.name!, namespace: ns });
+    const { instance: _instance, ...kept } = victim!.data!;
+    const other = { ...kept, stack: "organization/thief/prod", stackId: "stack-thief", owner: "urn:thief" };
+    await kube().core.createNamespacedConfigMap({
+      namespace: ns,
+      body: { metadata: { name: victim!.metadata!.name!, labels: victim!.metadata!.labels }, data: other },
+    });
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toContain(`${ips[2]}`);
+    expect(err).toContain("urn:thief of stack organization/thief/prod");
+    await kube().core.deleteNamespacedConfigMap({ name: victim!.metadata!.name!, namespace: ns });
+    await h.destroy();
+  });
+
+  it("a stack-local pool put onto a ledger keeps its holders' addresses and claims them, without a replacement", async () => {
+    const pool = uniqueName("onto");
+    const h = stack("onto");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (shared: boolean) => async () => {
+      const ledger = shared ? ledgerOf(pool) : undefined;
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.69.0.0/28" }], ledger });
+      return Object.fromEntries(names("o", 3).map((x) => [x, new IpAllocation(x, { pool: p }).ip]));
+    };
+    await h.program(program(false));
+    const ips = ipsOf((await h.up()).outputs);
+    await h.program(program(true));
+    const preview = await h.preview();
+    expect(preview.op("egress")).toBe("update");
+    for (const n of names("o", 3)) expect(preview.op(n)).toBe("update");
+    const up = await h.up();
+    expect(ipsOf(up.outputs)).toEqual(ips);
+    expect(await claimsOf(pool)).toEqual([...ips].sort());
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
 });

@@ -65,6 +65,33 @@ export interface KubeLedger extends Ledger {
   me: StackRef;
   /** `pool "<name>" (namespace "<ns>")`, for messages. */
   what: string;
+  /**
+   * What is wrong with the claims of `ips`, which state says `owner` holds (`instance`): for each
+   * address without a claim of its own, `missing` (no claim, or only a hold) or `foreign` (another
+   * holder's, named). `recent` answers from one list of the pool per process (at most a few seconds
+   * old), for a check of many holders; otherwise every claim is read.
+   */
+  claimProblems(owner: string, ips: readonly string[], recent?: boolean): Promise<ClaimProblem[]>;
+}
+
+/** An address whose claim is not what its holder's state says. */
+export interface ClaimProblem {
+  ip: string;
+  kind: "missing" | "foreign";
+  /** What is wrong, naming the address, the pool and (foreign) the other holder. */
+  message: string;
+}
+
+const recentLists = new Map<string, { at: number; claims: Promise<Claim[]> }>();
+
+/** One list of a pool's claims shared by the operations of the next few seconds in this process. */
+function recentList(key: string, list: () => Promise<Claim[]>): Promise<Claim[]> {
+  const hit = recentLists.get(key);
+  if (hit && Date.now() - hit.at < 5_000) return hit.claims;
+  const claims = list();
+  recentLists.set(key, { at: Date.now(), claims });
+  claims.catch(() => recentLists.delete(key));
+  return claims;
 }
 
 /** How a claim's `takenFrom` names its holder. */
@@ -293,6 +320,37 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       }),
 
     release: (_pool, owner, ips, instance) => releaseIps(owner, ips, instance),
+
+    claimProblems: async (owner, ips, recent) => {
+      const byIp = recent
+        ? new Map(
+            (
+              await recentList(`${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`, () => store.list())
+            ).map((c) => [c.ip, c]),
+          )
+        : new Map(
+            (await Promise.all(ips.map((ip) => store.read(ip)))).flatMap((c) =>
+              c ? [[c.ip, c] as const] : [],
+            ),
+          );
+      const problems: ClaimProblem[] = [];
+      const at = Date.now();
+      for (const ip of ips) {
+        const c = byIp.get(ip);
+        if (c && ownedBy(c, me, owner) && c.state === "claim") continue;
+        if (c && isLive(c, at) && !ownedBy(c, me, owner)) {
+          problems.push({ ip, kind: "foreign", message: `${ip} is claimed in ${what} by ${who(c)}` });
+        } else {
+          const what2 = c ? "only a hold" : "no claim";
+          problems.push({
+            ip,
+            kind: "missing",
+            message: `${ip} has ${what2} in ${what}, so another stack could be handed it: pulumi up claims it again`,
+          });
+        }
+      }
+      return problems;
+    },
 
     holders: async () => {
       const at = Date.now();

@@ -10,7 +10,9 @@ import {
 } from "../pool/pool-spec";
 import { withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./mesh-node-allocation";
-import { isShared, ledgerFor } from "../pool/ledger-option";
+import { isShared, ledgerFor, sharedLedgerFor } from "../pool/ledger-option";
+import { IpamError } from "../../core/ipam-error";
+import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { randomUUID } from "node:crypto";
 import { holdersAhead, readQueue, usedAddresses } from "../pool/pool-queue";
@@ -125,12 +127,26 @@ export const ipAllocationProvider: ProviderImpl = {
     if (olds.poolId !== news.poolId) replaces.push("pool");
     if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
     if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
+    // The state's address must be this holder's in its shared pool: a claim lost since is made again
+    // by update; one another stack has now is refused here, at preview, naming that stack.
+    const lost = replaces.length > 0 ? [] : await claimProblems(news, true);
+    const foreign = lost.filter((p) => p.kind === "foreign");
+    if (foreign.length > 0) {
+      throw new IpamError(
+        "IP_UNAVAILABLE",
+        `IpAllocation ${String(news.owner)}: ${foreign.map((p) => p.message).join("; ")}, while this stack's ` +
+          `state holds it: two stacks would use one address. Find out which stack should have it ` +
+          `(pulumi-egress-ipam report --ledger), then delete the other's claim or this allocation`,
+      );
+    }
     // A stack identity new to the state (a stack of an earlier version) is written to the claims by update.
     // So are the pool's ledger settings (lock durations, context): every later operation reads them.
     const changes =
       replaces.length > 0 ||
       Boolean(olds.adopt) !== Boolean(news.adopt) ||
       olds.stackId !== news.stackId ||
+      olds.claim !== undefined ||
+      lost.length > 0 ||
       JSON.stringify(olds.pool?.ledger ?? null) !== JSON.stringify(news.pool?.ledger ?? null);
     return { changes, replaces };
   },
@@ -150,11 +166,15 @@ export const ipAllocationProvider: ProviderImpl = {
   },
 
   async read(id, props) {
-    return { id, props };
+    // Refresh reads the holder's claims: a problem is recorded (`claim`), the next up repairs or refuses it.
+    const problems = await claimProblems(props, false);
+    const { claim: _previous, ...rest } = props;
+    if (problems.length === 0) return { id, props: rest };
+    return { id, props: { ...rest, claim: problems.map((p) => p.message).join("; ") } };
   },
 
   async update(_id, olds, news) {
-    const outs = withoutProvider(news);
+    const { claim: _claim, ...outs } = withoutProvider(news);
     const record = readRecord(news);
     if (!record || news.nodeId !== undefined || !isShared(news.pool?.ledger)) return { outs };
     // The claims say who holds them now: this stack's identity and this instance (a claim of an
@@ -174,3 +194,11 @@ export const ipAllocationProvider: ProviderImpl = {
     await ledger.release(record.pool, record.owner, record.ips, instance);
   },
 };
+
+/** What is wrong with the claims of a holder of a shared pool (none for a stack-local pool or a node address). */
+async function claimProblems(props: Props, recent: boolean): Promise<ClaimProblem[]> {
+  const record = readRecord(props);
+  if (!record || props.nodeId !== undefined || hasUnknown(props.pool)) return [];
+  const ledger = sharedLedgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (claims)`);
+  return ledger ? ledger.claimProblems(record.owner, record.ips, recent) : [];
+}

@@ -128,8 +128,9 @@ export const ipPoolProvider: ProviderImpl = {
 
   async diff(_id, olds, news) {
     // Moving a pool to another ledger moves its holders' records too: a new pool, not an update.
-    // Another ledger (namespace and name) is another pool; its lock settings and context are updates.
-    const ledgerChanged = ledgerKey(olds.ledger) !== ledgerKey(news.ledger);
+    // Another ledger (namespace and name) is another pool; its lock settings and context are updates,
+    // and so is putting a stack-local pool onto a ledger (each holder's update claims its addresses).
+    const ledgerChanged = ledgerKey(olds.ledger) !== "" && ledgerKey(olds.ledger) !== ledgerKey(news.ledger);
     const settingsChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
     // A stack identity new to the state (a stack of an earlier version) is an update.
     const changes = settingsChanged || !sameSpec(olds, news) || olds.stackId !== news.stackId;

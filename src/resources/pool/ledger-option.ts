@@ -1,6 +1,6 @@
 import { errorMessage, type Failure } from "../../core/failure";
 import { ledgerNameProblem, namespaceProblem, parseDuration } from "../../ledger/kubernetes/claim-names";
-import { kubeLedger, type KubeLedgerConfig } from "../../ledger/kubernetes/kube-ledger";
+import { kubeLedger, type KubeLedger, type KubeLedgerConfig } from "../../ledger/kubernetes/kube-ledger";
 import type { Ledger } from "../../ledger/ledger";
 import { stackLedger } from "../../ledger/stack/stack-ledger";
 
@@ -79,9 +79,18 @@ export function ledgerFor(
   ledger: unknown,
   holder: string,
 ): Ledger {
+  return sharedLedgerFor(props, ledger, holder) ?? stackLedger({ stack: String(props.stack), holder });
+}
+
+/** The Kubernetes ledger of a shared pool (as {@link ledgerFor}); undefined for a stack-local pool. */
+export function sharedLedgerFor(
+  props: { stack?: unknown; stackId?: unknown },
+  ledger: unknown,
+  holder: string,
+): KubeLedger | undefined {
   const { config } = resolveLedger(ledger);
-  const stack = String(props.stack);
-  if (!config) return stackLedger({ stack, holder });
+  if (!config) return undefined;
   const stackId = typeof props.stackId === "string" ? props.stackId : undefined;
+  const stack = String(props.stack);
   return kubeLedger({ stack, ...(stackId === undefined ? {} : { stackId }), ledger: config, holder });
 }
