@@ -1,7 +1,10 @@
 // Who holds an address of a shared pool, off the happy path, with the real engine and the real
 // kube-apiserver: same-named stacks on two backends, a pool renamed with an alias, a preview that
 // is never applied, and a foreign ConfigMap carrying the pool's label.
+import * as k8s from "@kubernetes/client-node";
+import type { LocalWorkspace } from "@pulumi/pulumi/automation";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
@@ -339,6 +342,44 @@ describe("who holds an address of a shared pool", () => {
     const up = await h.up();
     expect(ipsOf(up.outputs)).toEqual(ips);
     expect(await claimsOf(pool)).toEqual([...ips].sort());
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("a switched kubeconfig context pointing at another cluster is refused at preview and at destroy", async () => {
+    const pool = uniqueName("pin");
+    const h = stack("pin");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    // No context in the ledger: the current one decides, as with kubectl.
+    const { context: _context, ...ledger } = ledgerOf(pool);
+    const workspace = (
+      await h.program(async () => {
+        const p = new IpPool("egress", { ranges: [{ subnet: "10.70.0.0/28" }], ledger });
+        return { ip: new IpAllocation("p-0", { pool: p }).ip };
+      })
+    ).workspace as LocalWorkspace;
+    const ip = String((await h.up()).outputs.ip?.value);
+    // `kubectl config use-context` to a context of another cluster (another CA).
+    const config = new k8s.KubeConfig();
+    config.loadFromFile(testKubeconfig());
+    const test = config.getCluster("test")!;
+    config.addCluster({
+      ...test,
+      name: "elsewhere",
+      caData: Buffer.from("another cluster's CA").toString("base64"),
+    });
+    config.addContext({ name: "admin@elsewhere", cluster: "elsewhere", user: "admin" });
+    config.setCurrentContext("admin@elsewhere");
+    const switched = path.join(path.dirname(h.checkpointFile), "switched-kubeconfig");
+    fs.writeFileSync(switched, config.exportConfig());
+    workspace.envVars.KUBECONFIG = switched;
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toContain('context "admin@elsewhere"');
+    expect(err).toMatch(/on the cluster with ca sha256:[0-9a-f]{16}/);
+    const destroy = String(await h.destroy().catch((e: Error) => e));
+    expect(destroy).toContain("another cluster");
+    expect(await claimsOf(pool)).toEqual([ip]);
+    workspace.envVars.KUBECONFIG = testKubeconfig();
     await h.destroy();
     expect(await claimsOf(pool)).toEqual([]);
   });

@@ -10,7 +10,7 @@ import {
 } from "../pool/pool-spec";
 import { withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./mesh-node-allocation";
-import { isShared, ledgerFor, sharedLedgerFor } from "../pool/ledger-option";
+import { assertSameCluster, isShared, ledgerFor, pinCluster, sharedLedgerFor } from "../pool/ledger-option";
 import { IpamError } from "../../core/ipam-error";
 import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
@@ -75,6 +75,8 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   } catch (e) {
     return { inputs: news, failures: [{ property: "pool", reason: errorMessage(e) }] };
   }
+  const elsewhere = pinCluster(olds, news, news.pool.ledger, `the claim of IpAllocation ${news.owner}`);
+  if (elsewhere) return { inputs: news, failures: [{ property: "pool", reason: elsewhere }] };
   // Stable: the address held before stays while the pool and the requested address allow it.
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
@@ -189,6 +191,7 @@ export const ipAllocationProvider: ProviderImpl = {
     const record = readRecord(props);
     if (!record) return;
     if (props.nodeId !== undefined) return deleteNodeAllocation(props);
+    assertSameCluster(props, props.pool?.ledger, `the claim of IpAllocation ${record.owner}`);
     const ledger = ledgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
     const instance = typeof props.instance === "string" ? props.instance : undefined;
     await ledger.release(record.pool, record.owner, record.ips, instance);

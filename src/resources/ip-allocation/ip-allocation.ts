@@ -46,6 +46,12 @@ export class IpAllocation extends pulumi.dynamic.Resource {
   declare public readonly poolId: pulumi.Output<string>;
   /** For a node address (`nodeId`): the host prefix, e.g. `10.42.0.2/32`. */
   declare public readonly prefix: pulumi.Output<string | undefined>;
+  /**
+   * In a shared pool, after `pulumi refresh`: what is wrong with this allocation's claims in the
+   * ledger (no claim, only a hold, or another stack's), or undefined when they are its own. The
+   * next `pulumi up` claims a missing one again, or refuses at preview an address another stack holds.
+   */
+  declare public readonly claim: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: IpAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpAllocation", opts);
@@ -64,6 +70,7 @@ export class IpAllocation extends pulumi.dynamic.Resource {
       gateway: undefined,
       poolId: undefined,
       prefix: undefined,
+      claim: undefined,
     };
     super(thinProvider("IpAllocation"), name, props, opts, "egress-ipam", "IpAllocation");
   }

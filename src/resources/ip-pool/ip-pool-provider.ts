@@ -2,7 +2,7 @@ import { errorMessage, type Failure } from "../../core/failure";
 import { AddressSet, freeCount } from "../../allocator";
 import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
 import { poolDefinition } from "../pool/canonical-definition";
-import { ledgerFor, ledgerKey, resolveLedger } from "../pool/ledger-option";
+import { assertSameCluster, ledgerFor, ledgerKey, pinCluster, resolveLedger } from "../pool/ledger-option";
 import {
   canonicalRanges,
   checkRequestable,
@@ -167,6 +167,7 @@ export const ipPoolProvider: ProviderImpl = {
   },
 
   async delete(_id, props) {
+    assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`);
     const holders = await holderList(props);
     if (holders.length > 0) {
       throw new Error(
@@ -177,13 +178,15 @@ export const ipPoolProvider: ProviderImpl = {
   },
 };
 
-/** A shared pool's `stackId`: kept from the state, or the stack's identity for a new one. */
+/** A shared pool's `stackId` and `cluster`: kept from the state, or found for a new one. */
 async function identify(olds: Props, news: Props, failures: Failure[]): Promise<void> {
   try {
     news.stackId = olds.stackId ?? (await stackIdentity(String(news.stack)));
   } catch (e) {
     failures.push({ property: "ledger", reason: errorMessage(e) });
   }
+  const elsewhere = pinCluster(olds, news, news.ledger, `pool ${String(news.poolId)}`);
+  if (elsewhere) failures.push({ property: "ledger.context", reason: elsewhere });
 }
 
 async function checkStranded(news: Props, pool: ResolvedPool, failures: Failure[]): Promise<void> {

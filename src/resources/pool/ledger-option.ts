@@ -1,4 +1,8 @@
 import { errorMessage, type Failure } from "../../core/failure";
+import { IpamError } from "../../core/ipam-error";
+import { kubeClients } from "../../kube/kube-config";
+import { clusterIdentity, otherCluster } from "../../kube/cluster-identity";
+import type { Props } from "../provider-props";
 import { ledgerNameProblem, namespaceProblem, parseDuration } from "../../ledger/kubernetes/claim-names";
 import { kubeLedger, type KubeLedger, type KubeLedgerConfig } from "../../ledger/kubernetes/kube-ledger";
 import type { Ledger } from "../../ledger/ledger";
@@ -93,4 +97,35 @@ export function sharedLedgerFor(
   const stackId = typeof props.stackId === "string" ? props.stackId : undefined;
   const stack = String(props.stack);
   return kubeLedger({ stack, ...(stackId === undefined ? {} : { stackId }), ledger: config, holder });
+}
+
+/**
+ * For a shared pool's resource at `check`: records in `news.cluster` which cluster its ledger is on
+ * (kept from `olds` once recorded), and says why not when the ledger's context now points at
+ * another cluster than the one recorded. Undefined when fine, or when the pool is stack-local.
+ */
+export function pinCluster(olds: Props, news: Props, ledger: unknown, what: string): string | undefined {
+  const { config } = resolveLedger(ledger);
+  if (!config) return undefined;
+  try {
+    const clients = kubeClients(config.context);
+    const problem = otherCluster(clients, olds.cluster, what);
+    if (problem) return problem;
+    news.cluster = olds.cluster ?? clusterIdentity(clients);
+    return undefined;
+  } catch (e) {
+    return errorMessage(e);
+  }
+}
+
+/**
+ * For a shared pool's resource at `delete` (which runs no check): refuses when the ledger's context
+ * points at another cluster than the one its state recorded.
+ * @throws IpamError INVALID_CONFIG naming both clusters.
+ */
+export function assertSameCluster(props: Props, ledger: unknown, what: string): void {
+  const { config } = resolveLedger(ledger);
+  if (!config || props.cluster === undefined) return;
+  const problem = otherCluster(kubeClients(config.context), props.cluster, what);
+  if (problem) throw new IpamError("INVALID_CONFIG", `${problem}; nothing was released`);
 }

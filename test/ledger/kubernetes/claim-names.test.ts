@@ -1,6 +1,11 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { claimName, ledgerNameProblem, parseDuration } from "../../../src/ledger/kubernetes/claim-names";
+import {
+  addressOfClaimName,
+  claimName,
+  ledgerNameProblem,
+  parseDuration,
+} from "../../../src/ledger/kubernetes/claim-names";
 import { resolveLedger } from "../../../src/resources/pool/ledger-option";
 
 // A Kubernetes object name (DNS-1123 subdomain), as the API server validates it.
@@ -77,5 +82,28 @@ describe("ledger option", () => {
 
   it("names a bad ledger name", () => {
     expect(ledgerNameProblem("x".repeat(41))).toContain("at most 40");
+  });
+});
+
+describe("addressOfClaimName", () => {
+  it.each([
+    ["egress.10.0.8.5", "10.0.8.5"],
+    ["egress.fd000000000000000000000000000001", "fd00::1"],
+    ["egress.010.0.8.5", undefined], // not the name claimName gives any address
+    ["egress.10.0.8", undefined],
+    ["egress.handmade", undefined],
+    ["other.10.0.8.5", undefined], // another pool's
+    ["egress.FD000000000000000000000000000001", undefined],
+  ])("%s -> %s", (name, ip) => {
+    expect(addressOfClaimName("egress", name)).toBe(ip);
+  });
+
+  it("inverts claimName for every address", () => {
+    fc.assert(
+      fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
+        const name = claimName("egress", ip);
+        expect(claimName("egress", addressOfClaimName("egress", name)!)).toBe(name);
+      }),
+    );
   });
 });
