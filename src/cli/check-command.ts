@@ -8,9 +8,7 @@ import { readRecord } from "../ledger/stack/allocation-record";
 import { CliError, exitCodes } from "./cli-error";
 import { findDrift, type Finding, type StatePlacement } from "./drift";
 import { stackPools, type StackPool } from "./pool-usage";
-import { ClaimStore, isLive } from "../ledger/kubernetes/claim-store";
-import type { KubeLedgerConfig } from "../ledger/kubernetes/kube-ledger";
-import { kubeClients } from "../kube/kube-config";
+import { sharedHolders } from "./ledger-usage";
 import type { Progress } from "./progress";
 import type { StackSnapshot } from "./stack-snapshot";
 
@@ -75,7 +73,8 @@ export async function checkStack(
   }
   for (const list of byConfig.values()) list.forEach((p) => held.add(p.ip));
   // A shared pool's addresses are held by every stack that claimed them, not by this one alone.
-  for (const ip of await claimedInLedgers(pools, progress)) held.add(ip);
+  if (pools.some((p) => p.ledger)) progress.update("reading the claims of the stack's shared pools");
+  for (const list of (await sharedHolders(pools)).values()) list.forEach((h) => held.add(h.ip));
 
   const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [] };
   for (const [key, placed] of byConfig) {
@@ -142,31 +141,4 @@ export function describe(config: ProvisionerConfig): string {
     .filter(Boolean)
     .join(" ");
   return where ? `${config.kind} (${where})` : config.kind;
-}
-
-/**
- * Every address claimed (or held for a plan) in the ledgers of the stack's shared pools, by any
- * stack: another stack's address on a host is that stack's, never leaked.
- * @throws CliError (exit 3) naming the ledger when it cannot be read.
- */
-async function claimedInLedgers(pools: StackPool[], progress: Progress): Promise<string[]> {
-  const seen = new Map<string, KubeLedgerConfig>();
-  for (const { ledger } of pools)
-    if (ledger) seen.set(JSON.stringify([ledger.context, ledger.namespace, ledger.name]), ledger);
-  const out: string[] = [];
-  const now = Date.now();
-  for (const ledger of seen.values()) {
-    progress.update(`reading the claims of shared pool "${ledger.name}" (namespace "${ledger.namespace}")`);
-    const claims = await new ClaimStore(kubeClients(ledger.context), ledger.namespace, ledger.name)
-      .list()
-      .catch((e: unknown) => {
-        throw new CliError(
-          `${errorMessage(e)}; check needs the claims of every shared pool of the stack to tell another stack's ` +
-            `addresses from leaked ones: make the cluster reachable and run check again`,
-          exitCodes.unreachable,
-        );
-      });
-    out.push(...claims.filter((c) => isLive(c, now)).map((c) => c.ip));
-  }
-  return out;
 }

@@ -5,7 +5,8 @@ import { ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-
 import { ClaimStore, isLive, type Claim } from "../ledger/kubernetes/claim-store";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
 import { CliError, exitCodes } from "./cli-error";
-import { compareAddresses, usage, type Holder, type PoolUsage } from "./pool-usage";
+import { compareAddresses, usage, type Holder, type PoolUsage, type StackPool } from "./pool-usage";
+import { kubeClients } from "../kube/kube-config";
 
 /** A shared pool's ledger as `--ledger` names it: `kubernetes:<namespace>/<name>`. */
 export interface LedgerRef {
@@ -71,6 +72,31 @@ export async function ledgerUsage(
     .map(holderOf)
     .sort((a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner));
   return usage(ledgerId(ref), ref.name, pool, holders);
+}
+
+/**
+ * The holders each shared pool of a stack has in its ledger, by pool id: every stack's live claims
+ * and holds (the report adds those of other stacks to the stack's own).
+ * @throws CliError (exit 3) naming the ledger when it cannot be read.
+ */
+export async function sharedHolders(pools: StackPool[], now = Date.now()): Promise<Map<string, Holder[]>> {
+  const out = new Map<string, Holder[]>();
+  for (const { id, ledger } of pools) {
+    if (!ledger) continue;
+    const claims = await new ClaimStore(kubeClients(ledger.context), ledger.namespace, ledger.name)
+      .list()
+      .catch((e: unknown) => {
+        throw e instanceof IpamError && e.code === "LEDGER_UNAVAILABLE"
+          ? new CliError(
+              `${e.message}; the claims of every shared pool of the stack are needed to tell other ` +
+                `stacks' addresses apart: then run the command again`,
+              exitCodes.unreachable,
+            )
+          : e;
+      });
+    out.set(id, claims.filter((c) => isLive(c, now)).map(holderOf));
+  }
+  return out;
 }
 
 function holderOf(c: Claim): Holder {

@@ -2,7 +2,7 @@
 import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
 import { IpamError } from "../core/ipam-error";
 import { CliError, exitCodes, failureLine } from "./cli-error";
-import type { PoolUsage } from "./pool-usage";
+import { stackPools, type PoolUsage } from "./pool-usage";
 import { progressOn } from "./progress";
 import { report, stackUsages, type ReportScope } from "./report-command";
 import { readStack } from "./stack-snapshot";
@@ -52,7 +52,15 @@ async function reportSource(
   const stack = opts.stack;
   if (stack === undefined)
     throw new CliError("give --stack <org/project/stack> (or --ledger kubernetes:<namespace>/<name>)");
-  return { scope: { kind: "stack", name: stack }, usages: stackUsages(await readStack(stack), opts.pool) };
+  const snapshot = await readStack(stack);
+  // A shared pool's other stacks hold addresses too: without them the map would call those free.
+  const pools = stackPools(snapshot);
+  let others;
+  if (pools.some((p) => p.ledger)) {
+    const { sharedHolders } = require("./ledger-usage") as typeof import("./ledger-usage");
+    others = await sharedHolders(pools);
+  }
+  return { scope: { kind: "stack", name: stack }, usages: stackUsages(snapshot, opts.pool, others) };
 }
 
 /** Runs `f`; an IpamError it throws (a user's bad input, e.g. an unknown kubeconfig context) becomes a CliError. */

@@ -101,16 +101,28 @@ export function stackPools(snapshot: StackSnapshot): StackPool[] {
   });
 }
 
-/** The pools of a stack that `select` keeps (all by default), by name, with their usage. */
+/**
+ * The pools of a stack that `select` keeps (all by default), by name, with their usage; `others`
+ * adds, by pool, the holders a shared pool's ledger knows of other stacks (an address the stack
+ * holds itself is shown as its own).
+ */
 export function poolUsages(
   snapshot: StackSnapshot,
   select: (name: string, urn: string) => boolean = () => true,
   shape: MapShape = defaultShape,
+  others: ReadonlyMap<string, Holder[]> = new Map(),
 ): PoolUsage[] {
   const holders = holdersByPool(snapshot);
+  const all = (id: string) => {
+    const own = holders.get(id) ?? [];
+    const mine = new Set(own.map((h) => h.ip));
+    return [...own, ...(others.get(id) ?? []).filter((h) => !mine.has(h.ip))].sort(
+      (a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner),
+    );
+  };
   return stackPools(snapshot)
     .filter(({ id }) => select(id.split("::").pop()!, id))
-    .map(({ id, pool }) => usage(id, id.split("::").pop()!, pool, holders.get(id) ?? [], shape))
+    .map(({ id, pool }) => usage(id, id.split("::").pop()!, pool, all(id), shape))
     .sort((a, b) => a.name.localeCompare(b.name) || a.pool.localeCompare(b.pool));
 }
 

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { cellStates, type SubnetMap } from "./address-map";
 import { cellLook } from "./cell-glyphs";
 import { CliError } from "./cli-error";
-import { poolUsages, type PoolUsage } from "./pool-usage";
+import { poolUsages, type Holder, type PoolUsage } from "./pool-usage";
 import { poolsSvg } from "./report-svg";
 import { poolText } from "./report-text";
 import type { StackSnapshot } from "./stack-snapshot";
@@ -26,8 +26,13 @@ export interface ReportScope {
  * The pools of a stack with their usage: all of them, or the one `pool` names (logical name or URN).
  * @throws CliError naming the pool and listing the stack's pools when `pool` matches none.
  */
-export function stackUsages(snapshot: StackSnapshot, pool?: string): PoolUsage[] {
-  const usages = poolUsages(snapshot, (name, urn) => pool === undefined || pool === name || pool === urn);
+export function stackUsages(
+  snapshot: StackSnapshot,
+  pool?: string,
+  others?: ReadonlyMap<string, Holder[]>,
+): PoolUsage[] {
+  const select = (name: string, urn: string) => pool === undefined || pool === name || pool === urn;
+  const usages = poolUsages(snapshot, select, undefined, others);
   if (pool !== undefined && usages.length === 0) {
     const names = poolUsages(snapshot).map((u) => u.name);
     throw new CliError(

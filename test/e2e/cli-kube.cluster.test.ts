@@ -425,4 +425,15 @@ describe("check of two stacks sharing an ocp-static pool through a ledger", () =
       expect(run.code).toBe(0);
     }
   });
+
+  it("report --stack counts the other stack's addresses as held, naming its stack", async () => {
+    const [a, b] = stacks as [Harness, Harness];
+    const run = await runCli(["report", "--stack", a.fqStackName, "--json"], a.env);
+    expect(run.stderr).toBe("");
+    const doc = JSON.parse(run.stdout);
+    expect(doc.pools[0].held).toBe("2");
+    const holders = doc.pools[0].holders as { ip: string; stack?: string }[];
+    expect(holders.find((x) => x.ip === ips[1]![0])?.stack).toBe(b.fqStackName);
+    expect(holders.find((x) => x.ip === ips[0]![0])?.stack).toBeUndefined();
+  });
 });
