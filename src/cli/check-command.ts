@@ -8,7 +8,7 @@ import { readRecord } from "../ledger/stack/allocation-record";
 import { CliError, exitCodes } from "./cli-error";
 import { findDrift, type Finding, type StatePlacement } from "./drift";
 import { stackPools, type StackPool } from "./pool-usage";
-import { sharedHolders } from "./ledger-usage";
+import { sharedHolders, stackRefOf } from "./ledger-usage";
 import type { Progress } from "./progress";
 import type { StackSnapshot } from "./stack-snapshot";
 
@@ -74,7 +74,8 @@ export async function checkStack(
   for (const list of byConfig.values()) list.forEach((p) => held.add(p.ip));
   // A shared pool's addresses are held by every stack that claimed them, not by this one alone.
   if (pools.some((p) => p.ledger)) progress.update("reading the claims of the stack's shared pools");
-  for (const list of (await sharedHolders(pools)).values()) list.forEach((h) => held.add(h.ip));
+  for (const view of (await sharedHolders(pools, stackRefOf(snapshot))).values())
+    view.holders.forEach((h) => held.add(h.ip));
 
   const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [] };
   for (const [key, placed] of byConfig) {

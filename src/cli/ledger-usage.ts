@@ -1,12 +1,21 @@
 import { IpamError } from "../core/ipam-error";
 import type { KubeClients } from "../kube/kube-config";
 import { poolOfDefinition } from "../resources/pool/canonical-definition";
-import { ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-names";
-import { ClaimStore, isLive, type Claim } from "../ledger/kubernetes/claim-store";
+import { claimName, ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-names";
+import { ClaimStore, isLive, ofStack, type Claim, type StackRef } from "../ledger/kubernetes/claim-store";
+import { shellCommand } from "../core/text";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
 import { CliError, exitCodes } from "./cli-error";
-import { compareAddresses, usage, type Holder, type PoolUsage, type StackPool } from "./pool-usage";
+import {
+  compareAddresses,
+  usage,
+  type Holder,
+  type PoolUsage,
+  type SharedView,
+  type StackPool,
+} from "./pool-usage";
 import { kubeClients } from "../kube/kube-config";
+import type { StackSnapshot } from "./stack-snapshot";
 
 /** A shared pool's ledger as `--ledger` names it: `kubernetes:<namespace>/<name>`. */
 export interface LedgerRef {
@@ -74,13 +83,27 @@ export async function ledgerUsage(
   return usage(ledgerId(ref), ref.name, pool, holders);
 }
 
+/** A stack as shared ledgers tell it apart: its name, and the identity its resources keep in state. */
+export function stackRefOf(snapshot: StackSnapshot): StackRef {
+  for (const r of snapshot.resources) {
+    const id = r.outputs?.stackId ?? r.inputs?.stackId;
+    if (r.type.includes("egress-ipam:") && typeof id === "string")
+      return { stack: snapshot.stack, stackId: id };
+  }
+  return { stack: snapshot.stack };
+}
+
 /**
- * The holders each shared pool of a stack has in its ledger, by pool id: every stack's live claims
- * and holds (the report adds those of other stacks to the stack's own).
+ * What the ledger of each shared pool of a stack says, by pool id.
+ * @param me - the stack asking: its name and its identity (`stackId` in its state).
  * @throws CliError (exit 3) naming the ledger when it cannot be read.
  */
-export async function sharedHolders(pools: StackPool[], now = Date.now()): Promise<Map<string, Holder[]>> {
-  const out = new Map<string, Holder[]>();
+export async function sharedHolders(
+  pools: StackPool[],
+  me: StackRef,
+  now = Date.now(),
+): Promise<Map<string, SharedView>> {
+  const out = new Map<string, SharedView>();
   for (const { id, ledger } of pools) {
     if (!ledger) continue;
     const claims = await new ClaimStore(kubeClients(ledger.context), ledger.namespace, ledger.name)
@@ -94,7 +117,24 @@ export async function sharedHolders(pools: StackPool[], now = Date.now()): Promi
             )
           : e;
       });
-    out.set(id, claims.filter((c) => isLive(c, now)).map(holderOf));
+    const live = claims.filter((c) => isLive(c, now));
+    const context = ledger.context === undefined ? [] : ["--context", ledger.context];
+    const own = live
+      .filter((c) => c.state === "claim" && c.owner !== "" && ofStack(c, me))
+      .map((c) => ({
+        ip: c.ip,
+        owner: c.owner,
+        fix: shellCommand(
+          "kubectl",
+          "delete",
+          "configmap",
+          claimName(ledger.name, c.ip),
+          "--namespace",
+          ledger.namespace,
+          ...context,
+        ),
+      }));
+    out.set(id, { holders: live.map(holderOf), own });
   }
   return out;
 }

@@ -55,12 +55,12 @@ async function reportSource(
   const snapshot = await readStack(stack);
   // A shared pool's other stacks hold addresses too: without them the map would call those free.
   const pools = stackPools(snapshot);
-  let others;
+  let shared;
   if (pools.some((p) => p.ledger)) {
-    const { sharedHolders } = require("./ledger-usage") as typeof import("./ledger-usage");
-    others = await sharedHolders(pools);
+    const { sharedHolders, stackRefOf } = require("./ledger-usage") as typeof import("./ledger-usage");
+    shared = await sharedHolders(pools, stackRefOf(snapshot));
   }
-  return { scope: { kind: "stack", name: stack }, usages: stackUsages(snapshot, opts.pool, others) };
+  return { scope: { kind: "stack", name: stack }, usages: stackUsages(snapshot, opts.pool, shared) };
 }
 
 /** Runs `f`; an IpamError it throws (a user's bad input, e.g. an unknown kubeconfig context) becomes a CliError. */

@@ -36,6 +36,14 @@ export interface Holder {
   sinceTime?: string;
 }
 
+/** What a shared pool's ledger says, for one stack's report or check. */
+export interface SharedView {
+  /** Every stack's live claims and holds. */
+  holders: Holder[];
+  /** The claims made for the asking stack (by its identity), with the command that deletes each. */
+  own: { ip: string; owner: string; fix: string }[];
+}
+
 /** One pool of a stack: its ranges, counts, holders and map. Counts are decimal strings. */
 export interface PoolUsage {
   /** The pool's URN (its identity in allocation records). */
@@ -60,6 +68,12 @@ export interface PoolUsage {
   /** Gateways inside the ranges. */
   gateways: string;
   holders: Holder[];
+  /**
+   * For a shared pool in a stack's report: claims the ledger has for this stack that no resource
+   * of its state holds (left by a `pulumi state delete`, a lost checkpoint, an interrupted delete),
+   * each with the command that frees it.
+   */
+  stale?: { ip: string; owner: string; fix: string }[];
   maps: SubnetMap[];
 }
 
@@ -102,27 +116,31 @@ export function stackPools(snapshot: StackSnapshot): StackPool[] {
 }
 
 /**
- * The pools of a stack that `select` keeps (all by default), by name, with their usage; `others`
- * adds, by pool, the holders a shared pool's ledger knows of other stacks (an address the stack
- * holds itself is shown as its own).
+ * The pools of a stack that `select` keeps (all by default), by name, with their usage; `shared`
+ * adds, by pool, what a shared pool's ledger says: other stacks' holders (an address the stack
+ * holds itself is shown as its own), and this stack's claims that its state does not hold (stale).
  */
 export function poolUsages(
   snapshot: StackSnapshot,
   select: (name: string, urn: string) => boolean = () => true,
   shape: MapShape = defaultShape,
-  others: ReadonlyMap<string, Holder[]> = new Map(),
+  shared: ReadonlyMap<string, SharedView> = new Map(),
 ): PoolUsage[] {
   const holders = holdersByPool(snapshot);
-  const all = (id: string) => {
+  const of = (id: string, pool: ResolvedPool) => {
     const own = holders.get(id) ?? [];
-    const mine = new Set(own.map((h) => h.ip));
-    return [...own, ...(others.get(id) ?? []).filter((h) => !mine.has(h.ip))].sort(
+    const inState = new Set(own.map((h) => h.ip));
+    const view = shared.get(id);
+    const all = [...own, ...(view?.holders ?? []).filter((h) => !inState.has(h.ip))].sort(
       (a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner),
     );
+    const u = usage(id, id.split("::").pop()!, pool, all, shape);
+    if (view) u.stale = view.own.filter((c) => !inState.has(c.ip));
+    return u;
   };
   return stackPools(snapshot)
     .filter(({ id }) => select(id.split("::").pop()!, id))
-    .map(({ id, pool }) => usage(id, id.split("::").pop()!, pool, all(id), shape))
+    .map(({ id, pool }) => of(id, pool))
     .sort((a, b) => a.name.localeCompare(b.name) || a.pool.localeCompare(b.pool));
 }
 

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { cellStates, type SubnetMap } from "./address-map";
 import { cellLook } from "./cell-glyphs";
 import { CliError } from "./cli-error";
-import { poolUsages, type Holder, type PoolUsage } from "./pool-usage";
+import { poolUsages, type PoolUsage, type SharedView } from "./pool-usage";
 import { poolsSvg } from "./report-svg";
 import { poolText } from "./report-text";
 import type { StackSnapshot } from "./stack-snapshot";
@@ -29,10 +29,10 @@ export interface ReportScope {
 export function stackUsages(
   snapshot: StackSnapshot,
   pool?: string,
-  others?: ReadonlyMap<string, Holder[]>,
+  shared?: ReadonlyMap<string, SharedView>,
 ): PoolUsage[] {
   const select = (name: string, urn: string) => pool === undefined || pool === name || pool === urn;
-  const usages = poolUsages(snapshot, select, undefined, others);
+  const usages = poolUsages(snapshot, select, undefined, shared);
   if (pool !== undefined && usages.length === 0) {
     const names = poolUsages(snapshot).map((u) => u.name);
     throw new CliError(

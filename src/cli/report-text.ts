@@ -27,6 +27,14 @@ export function poolText(usage: PoolUsage, style: Style): string {
   for (const map of usage.maps) out.push("", ...mapText(map, style));
   out.push("", `  ${legendText(style)}`);
   out.push("", ...holdersText(usage.holders));
+  if (usage.stale && usage.stale.length > 0) {
+    out.push(
+      "",
+      `  stale claims (claimed for this stack in the ledger, held by no resource in its state): ${usage.stale.length}`,
+    );
+    for (const c of usage.stale)
+      out.push(`    ${c.ip}  ${terminalSafe(c.owner)}`, `      ${terminalSafe(c.fix)}`);
+  }
   return out.join("\n");
 }
 

@@ -435,5 +435,31 @@ describe("check of two stacks sharing an ocp-static pool through a ledger", () =
     const holders = doc.pools[0].holders as { ip: string; stack?: string }[];
     expect(holders.find((x) => x.ip === ips[1]![0])?.stack).toBe(b.fqStackName);
     expect(holders.find((x) => x.ip === ips[0]![0])?.stack).toBeUndefined();
+    expect(doc.pools[0].stale).toEqual([]);
+  });
+
+  it("report --stack names a claim of the stack that its state does not hold, with the command that frees it", async () => {
+    const [a, b] = stacks as [Harness, Harness];
+    // As `pulumi state delete` leaves it: the resource is gone from state, its claim is not.
+    const alloc = (await a.resources()).find((r) => r.type.endsWith("IpAllocation"))!;
+    const urn = alloc.urn;
+    // The program is not run again: a no-op one gives access to the stack for export and import.
+    const stackA = await a.program(async () => undefined);
+    const exported = await stackA.exportStack();
+    const kept = exported.deployment.resources.filter(
+      (r: { urn: string; type: string }) => r.urn !== urn && !r.type.endsWith("EgressIpAssignment"),
+    );
+    await stackA.importStack({ ...exported, deployment: { ...exported.deployment, resources: kept } });
+    const run = await runCli(["report", "--stack", a.fqStackName], a.env);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toContain(
+      "stale claims (claimed for this stack in the ledger, held by no resource in its state): 1",
+    );
+    const fix = `kubectl delete configmap ${pool}.${ips[0]![0]} --namespace ${ns}`;
+    expect(run.stdout).toContain(fix);
+    expect(run.stdout).toContain(urn);
+    // The other stack has none: its claim is its own and held.
+    const other = await runCli(["report", "--stack", b.fqStackName, "--json"], b.env);
+    expect(JSON.parse(other.stdout).pools[0].stale).toEqual([]);
   });
 });

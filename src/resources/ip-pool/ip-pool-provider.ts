@@ -98,10 +98,10 @@ function outputsOf(props: Props, pool: ResolvedPool) {
  */
 export const ipPoolProvider: ProviderImpl = {
   async check(olds, news) {
-    if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
     // The pool's identity is made once, at its first check, and kept: renamed or moved into a
     // component with an alias, it is the same pool to its holders and its ledger.
     if (typeof olds.poolId === "string") news.poolId = olds.poolId;
+    if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
     const { pool, failures } = resolvePool(specOf(news));
     failures.push(...resolveLedger(news.ledger).failures);
     if (pool && failures.length === 0 && news.ledger !== undefined) {
