@@ -131,6 +131,8 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     lockAcquireTimeout: cfg.lockAcquireTimeout,
   };
   const what = `pool "${cfg.name}" (namespace "${cfg.namespace}")`;
+  /** The pool in this process's caches: one per server, namespace and name. */
+  const poolKey = `${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`;
   const me: StackRef =
     opts.stackId === undefined ? { stack: opts.stack } : { stack: opts.stack, stackId: opts.stackId };
   const who = (c: Claim) => describeHolder(c, me);
@@ -259,7 +261,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     me,
     what,
     plan: (req) =>
-      batched(`${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`, locked, {
+      batched(poolKey, locked, {
         list: () => store.list(),
         run: (claims) => plan(req, claims),
       }),
@@ -323,11 +325,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
 
     claimProblems: async (owner, ips, recent) => {
       const byIp = recent
-        ? new Map(
-            (
-              await recentList(`${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`, () => store.list())
-            ).map((c) => [c.ip, c]),
-          )
+        ? new Map((await recentList(poolKey, () => store.list())).map((c) => [c.ip, c]))
         : new Map(
             (await Promise.all(ips.map((ip) => store.read(ip)))).flatMap((c) =>
               c ? [[c.ip, c] as const] : [],
@@ -341,11 +339,11 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         if (c && isLive(c, at) && !ownedBy(c, me, owner)) {
           problems.push({ ip, kind: "foreign", message: `${ip} is claimed in ${what} by ${who(c)}` });
         } else {
-          const what2 = c ? "only a hold" : "no claim";
+          const found = c ? "only a hold" : "no claim";
           problems.push({
             ip,
             kind: "missing",
-            message: `${ip} has ${what2} in ${what}, so another stack could be handed it: pulumi up claims it again`,
+            message: `${ip} has ${found} in ${what}, so another stack could be handed it: pulumi up claims it again`,
           });
         }
       }
