@@ -65,28 +65,39 @@ export const removing =
   (list) =>
     list.includes(ip) ? list.filter((x) => x !== ip) : undefined;
 
+/** One write that undoes part of a failed change, and where things are when it fails in turn. */
+export interface UndoStep {
+  run: () => Promise<unknown>;
+  /** What is left where when this write fails (the undo writes before it having worked). */
+  leftover: string;
+}
+
 /**
- * Runs `step` and, when it fails, `undo`; the error says what failed, whether the undo worked, and
- * when it did not, both errors and what is left where (`leftover`), so nothing is hidden.
+ * Runs `step` and, when it fails, `undo` (one write, or several in order); the error says what
+ * failed, whether the undo worked, and when it did not, both errors and what is left where (the
+ * `leftover` of the undo write that failed), so nothing is hidden.
  */
 export async function compensated<T>(
   step: () => Promise<T>,
-  undo: () => Promise<unknown>,
-  what: { step: string; undone: string; leftover: string },
+  undo: (() => Promise<unknown>) | UndoStep[],
+  what: { step: string; undone: string; leftover?: string },
 ): Promise<T> {
   try {
     return await step();
   } catch (err) {
     const first = errorMessage(err);
-    try {
-      await undo();
-    } catch (undoErr) {
-      const second = errorMessage(undoErr);
-      throw new AggregateError(
-        [err, undoErr],
-        `${what.step} failed: ${first}; undoing the step before it also failed: ${second}; ` +
-          `so ${what.leftover}`,
-      );
+    const undoSteps = Array.isArray(undo) ? undo : [{ run: undo, leftover: what.leftover ?? "" }];
+    for (const u of undoSteps) {
+      try {
+        await u.run();
+      } catch (undoErr) {
+        const second = errorMessage(undoErr);
+        throw new AggregateError(
+          [err, undoErr],
+          `${what.step} failed: ${first}; undoing the step before it also failed: ${second}; ` +
+            `so ${u.leftover}`,
+        );
+      }
     }
     throw new Error(`${what.step} failed: ${first}; ${what.undone}, so nothing is left behind`, {
       cause: err,

@@ -1,4 +1,5 @@
 import { canonicalAddress } from "../../allocator";
+import { errorMessage } from "../../core/failure";
 import { isNotFound } from "../../kube/kube-errors";
 import { shared } from "../../core/process-registry";
 import { awsProvisioner } from "../aws/aws-provisioner";
@@ -157,35 +158,48 @@ export function ocpStaticProvisioner(
       const view = await readEgressView(kube);
       refuseForeign(ip, newHost, name, { ...view, hostSubnets: withoutHost(view, oldHost) });
       const namespaceIps = view.netNamespaces.get(name) ?? [];
-      const toNew = async () => {
-        await onHostSubnet(ip, newHost, name, namespaceIps, signal);
+      const moving = `moving ${ip} from HostSubnet ${oldHost} to ${newHost}`;
+      // The order keeps the address on at most one HostSubnet whichever write fails (each write is
+      // of one object, atomic): the NetNamespace first (it has the address unless it drifted, and a
+      // failure there changes nothing), then off the old node (OpenShift SDN disables an address
+      // that two HostSubnets claim), then onto the new one, whose failure puts it back on the old.
+      try {
         await onNetNamespace(ip, name, signal);
-      };
-      // Off the old node first: OpenShift SDN disables an address that two HostSubnets claim.
+      } catch (err) {
+        throw new Error(
+          `${moving} failed: ${errorMessage(err)}; nothing was changed: ${ip} is on HostSubnet ${oldHost} only, as before`,
+          { cause: err },
+        );
+      }
       await offHostSubnet(ip, oldHost, signal);
-      const back = () => onHostSubnet(ip, oldHost, name, [], signal);
+      const toNew = () => onHostSubnet(ip, newHost, name, namespaceIps, signal);
+      // Undo writes run without the signal: an aborted move must still be put back.
+      const back = () => onHostSubnet(ip, oldHost, name, []);
+      const nowhere = `${ip} is on no HostSubnet (NetNamespace ${name} has it): run pulumi up again`;
       if (!cloud) {
-        await compensated(toNew, back, {
-          step: `moving ${ip} from HostSubnet ${oldHost} to ${newHost}`,
+        await compensated(toNew, [{ run: back, leftover: nowhere }], {
+          step: moving,
           undone: `${ip} was put back on HostSubnet ${oldHost}`,
-          leftover: `${ip} is on no HostSubnet: run pulumi up again`,
         });
       } else {
         const [from, to] = await Promise.all([instanceOf(oldHost), instanceOf(newHost)]);
-        await compensated(() => cloud.moveIP(ip, from, to, signal), back, {
+        await compensated(() => cloud.moveIP(ip, from, to, signal), [{ run: back, leftover: nowhere }], {
           step: `moving the secondary IP ${ip} from instance ${from} to ${to}`,
           undone: `${ip} was put back on HostSubnet ${oldHost}`,
-          leftover: `${ip} is on no HostSubnet: run pulumi up again`,
         });
-        const undo = async () => {
-          await cloud.moveIP(ip, to, from);
-          await back();
-        };
-        await compensated(toNew, undo, {
-          step: `putting ${ip} on HostSubnet ${newHost} after moving it to instance ${to}`,
-          undone: `${ip} was moved back to instance ${from} and HostSubnet ${oldHost}`,
-          leftover: `${ip} may be a secondary IP of instance ${to} (node ${newHost}) and on no HostSubnet: run pulumi up again`,
-        });
+        const onNoHostSubnet = (instance: string, node: string) =>
+          `${ip} is a secondary IP of instance ${instance} (node ${node}) and on no HostSubnet: run pulumi up again`;
+        await compensated(
+          toNew,
+          [
+            { run: () => cloud.moveIP(ip, to, from), leftover: onNoHostSubnet(to, newHost) },
+            { run: back, leftover: onNoHostSubnet(from, oldHost) },
+          ],
+          {
+            step: `putting ${ip} on HostSubnet ${newHost} after moving it to instance ${to}`,
+            undone: `${ip} was moved back to instance ${from} and HostSubnet ${oldHost}`,
+          },
+        );
       }
       planner.record(ip, newHost, name);
     },

@@ -129,4 +129,21 @@ describe("helpers", () => {
       expect(e.errors.map((x: Error) => x.message)).toEqual(["403 Forbidden", "throttled"]),
     );
   });
+
+  it("runs several undo writes in order and names what the one that failed leaves", async () => {
+    const undone: string[] = [];
+    const run = compensated(
+      () => Promise.reject(new Error("422 Invalid")),
+      [
+        { run: async () => undone.push("first"), leftover: "A is on host new" },
+        { run: () => Promise.reject(new Error("timeout")), leftover: "A is on no host" },
+        { run: async () => undone.push("third"), leftover: "never reached" },
+      ],
+      { step: "moving A", undone: "A was put back" },
+    );
+    await expect(run).rejects.toThrow(
+      "moving A failed: 422 Invalid; undoing the step before it also failed: timeout; so A is on no host",
+    );
+    expect(undone).toEqual(["first"]);
+  });
 });

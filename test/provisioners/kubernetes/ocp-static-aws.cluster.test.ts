@@ -6,7 +6,7 @@ import type { EC2Client } from "@aws-sdk/client-ec2";
 import * as k8s from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { createProvisioner } from "../../../src/provisioners/create-provisioner";
 import { startFaultProxy, type FaultProxy } from "../../support/ec2-fault-proxy";
 import { kube, testKubeconfig, uniqueName } from "../../support/kube";
@@ -21,6 +21,7 @@ import {
 } from "../../support/moto";
 import { tempDir } from "../../support/harness";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../../support/sdn-world";
+import { denyWrites } from "../../support/write-denial";
 
 const region = "us-east-1";
 const zone = "us-east-1a";
@@ -177,5 +178,55 @@ describe("ocp-static with cloud: aws (moto + kube-apiserver)", () => {
     expect(await hostSubnetIps(w.node.n1)).toEqual(["10.0.1.31"]);
     await p.removeIP("10.0.1.31", w.node.n1);
     expect(await onInstances()).toEqual({});
+  });
+
+  describe("a move with a cluster write refused (injected: a ValidatingAdmissionPolicy denies it)", () => {
+    const ip = "10.0.1.40";
+    const carriers = async () => {
+      const nodes = [w.node.n1, w.node.n2];
+      const lists = await Promise.all(nodes.map((n) => hostSubnetIps(n)));
+      return nodes.filter((_, i) => lists[i]!.includes(ip));
+    };
+    let lift: (() => Promise<void>) | undefined;
+    afterEach(async () => {
+      await lift?.();
+      lift = undefined;
+      const p = createProvisioner(config());
+      for (const node of [w.node.n1, w.node.n2]) await p.removeIP(ip, node);
+    });
+
+    it("the NetNamespace write: the address stays on the old instance and HostSubnet only", async () => {
+      const [i1] = aws.instanceIds[zone]!;
+      const p = createProvisioner(config());
+      await p.addSpecifiedIP(ip, w.node.n1);
+      const { objects } = kube();
+      const nn = await objects.read({
+        apiVersion: "network.openshift.io/v1",
+        kind: "NetNamespace",
+        metadata: { name: w.ns.x },
+      });
+      await objects.replace({ ...nn, egressIPs: [] } as k8s.KubernetesObject); // drifted: the move writes it
+      lift = await denyWrites({ group: "network.openshift.io", resource: "netnamespaces", name: w.ns.x });
+      const move = p.moveIP(ip, w.node.n1, w.node.n2);
+      await expect(move).rejects.toThrow(/injected failure/);
+      await expect(move).rejects.toThrow(`${ip} is on HostSubnet ${w.node.n1} only, as before`);
+      expect(await carriers()).toEqual([w.node.n1]);
+      expect(await onInstances()).toEqual({ [i1!]: [ip] });
+    });
+
+    it("the new HostSubnet's write: the address is moved back to the old instance and HostSubnet", async () => {
+      const [i1] = aws.instanceIds[zone]!;
+      const p = createProvisioner(config());
+      await p.addSpecifiedIP(ip, w.node.n1);
+      lift = await denyWrites({ group: "network.openshift.io", resource: "hostsubnets", name: w.node.n2 });
+      const move = p.moveIP(ip, w.node.n1, w.node.n2);
+      await expect(move).rejects.toThrow(/injected failure/);
+      await expect(move).rejects.toThrow(
+        `${ip} was moved back to instance ${i1} and HostSubnet ${w.node.n1}`,
+      );
+      expect(await carriers()).toEqual([w.node.n1]);
+      expect(await onInstances()).toEqual({ [i1!]: [ip] });
+      expect(await netNamespaceIps(w.ns.x)).toEqual([ip]);
+    });
   });
 });

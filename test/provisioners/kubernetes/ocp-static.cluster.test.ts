@@ -1,7 +1,7 @@
 // The ocp-static provisioner against the real kube-apiserver of the test cluster: HostSubnet and
 // NetNamespace writes, the OpenShift SDN rules, observed usage, and no lost update under contention.
 import type * as k8s from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { createProvisioner } from "../../../src/provisioners/create-provisioner";
 import { plannerFor } from "../../../src/provisioners/kubernetes/node-planner";
 import type { OcpStaticProvisionerConfig } from "../../../src/provisioners/kubernetes/kube-provisioner-config";
@@ -14,6 +14,7 @@ import {
   setHostSubnetIps,
   type SdnWorld,
 } from "../../support/sdn-world";
+import { denyWrites } from "../../support/write-denial";
 
 describe("ocp-static provisioner (real kube-apiserver)", () => {
   let w: SdnWorld<"a1" | "a2" | "a3" | "a4" | "b1" | "c1", "x" | "y" | "z">;
@@ -112,6 +113,60 @@ describe("ocp-static provisioner (real kube-apiserver)", () => {
     expect(await netNamespaceIps(w.ns.x)).toEqual(["10.0.1.30"]);
     await x.removeIP("10.0.1.30", w.node.a1);
     expect(await hostSubnetIps(w.node.a1)).toEqual(["10.0.1.200"]);
+  });
+
+  describe("a move with a write refused (injected: a ValidatingAdmissionPolicy denies it)", () => {
+    const net = "network.openshift.io";
+    const ip = "10.0.1.40";
+    const carriers = async () => {
+      const nodes = [w.node.a1, w.node.a2, w.node.a3, w.node.b1];
+      const lists = await Promise.all(nodes.map((n) => hostSubnetIps(n)));
+      return nodes.filter((_, i) => lists[i]!.includes(ip));
+    };
+    const setNetNamespaceIps = async (ns: string, ips: string[]) => {
+      const { objects } = kube();
+      const o = await objects.read({ apiVersion: `${net}/v1`, kind: "NetNamespace", metadata: { name: ns } });
+      await objects.replace({ ...o, egressIPs: ips } as k8s.KubernetesObject);
+    };
+    const denials: (() => Promise<void>)[] = [];
+    const deny = async (d: Parameters<typeof denyWrites>[0]) => denials.push(await denyWrites(d));
+    beforeEach(async () => {
+      await forNs("x").addSpecifiedIP(ip, w.node.a2);
+      fresh();
+    });
+    afterEach(async () => {
+      for (const undo of denials.splice(0)) await undo();
+      for (const node of await carriers()) await forNs("x").removeIP(ip, node);
+      fresh();
+    });
+
+    it("the NetNamespace write: the address stays on the old HostSubnet only, and the error says so", async () => {
+      await setNetNamespaceIps(w.ns.x, []); // taken off the NetNamespace behind our back: the move writes it
+      await deny({ group: net, resource: "netnamespaces", name: w.ns.x });
+      const move = forNs("x").moveIP(ip, w.node.a2, w.node.a1);
+      await expect(move).rejects.toThrow(/injected failure/);
+      await expect(move).rejects.toThrow(`${ip} is on HostSubnet ${w.node.a2} only, as before`);
+      expect(await carriers()).toEqual([w.node.a2]);
+    });
+
+    it("the new HostSubnet's write: the address is put back on the old HostSubnet only", async () => {
+      await deny({ group: net, resource: "hostsubnets", name: w.node.a1 });
+      const move = forNs("x").moveIP(ip, w.node.a2, w.node.a1);
+      await expect(move).rejects.toThrow(/injected failure/);
+      await expect(move).rejects.toThrow(`${ip} was put back on HostSubnet ${w.node.a2}`);
+      expect(await carriers()).toEqual([w.node.a2]);
+      expect(await netNamespaceIps(w.ns.x)).toEqual([ip]);
+    });
+
+    it("the new HostSubnet's write and the undo: the address is on no HostSubnet, and the error says so", async () => {
+      await deny({ group: net, resource: "hostsubnets", name: w.node.a1 });
+      const adding = `has(object.egressIPs) && '${ip}' in object.egressIPs && !(has(oldObject.egressIPs) && '${ip}' in oldObject.egressIPs)`;
+      await deny({ group: net, resource: "hostsubnets", name: w.node.a2, when: adding });
+      const move = forNs("x").moveIP(ip, w.node.a2, w.node.a1);
+      await expect(move).rejects.toThrow(/undoing the step before it also failed: .*injected failure/);
+      await expect(move).rejects.toThrow(`${ip} is on no HostSubnet`);
+      expect(await carriers()).toEqual([]);
+    });
   });
 
   it("tells a node that went NotReady does not serve its domain any more", async () => {
