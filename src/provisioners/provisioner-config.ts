@@ -29,6 +29,16 @@ export interface InstanceSettings {
   namespace?: string;
   /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
   cidrs?: string[];
+  /**
+   * Who a CidrAssignment is in the owner records on the objects it changes (`<stack identity>
+   * <URN>`; see `ownersAnnotation`): what it put there is taken off only when no other owner is left.
+   */
+  owner?: string;
+  /**
+   * Whether items already on an object with nobody recorded count as this owner's (an assignment
+   * written by an earlier version, which recorded nobody) rather than as there before.
+   */
+  adoptPresent?: boolean;
 }
 
 /** A provisioner config with the instance settings its kind uses. */
@@ -36,8 +46,8 @@ export type ScopedProvisionerConfig = ProvisionerConfig & InstanceSettings;
 
 const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
   "ocp-static": ["namespace"],
-  "ocp-dynamic": ["namespace", "cidrs"],
-  ovn: ["namespace"],
+  "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
+  ovn: ["namespace", "owner", "adoptPresent"],
 };
 
 /**
@@ -57,7 +67,7 @@ export function withInstanceSettings(
 
 /** The user's settings of a scoped config: the config without its instance settings. */
 export function withoutInstanceSettings(config: ScopedProvisionerConfig): ProvisionerConfig {
-  const { namespace: _namespace, cidrs: _cidrs, ...rest } = config;
+  const { namespace: _namespace, cidrs: _cidrs, owner: _owner, adoptPresent: _adopt, ...rest } = config;
   return rest as ProvisionerConfig;
 }
 

@@ -1,10 +1,12 @@
 import { canonicalAddress, canonicalCidr } from "../../allocator";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
-import { editAddressList } from "./address-lists";
-import { addressesWithin, hostSubnetRef, readEgressView, viewAddresses } from "./egress-view";
+import { editObject } from "../../kube/object-edit";
+import { addressesWithin, addressList, hostSubnetRef, readEgressView, viewAddresses } from "./egress-view";
+import { readOwners, withOwner, withOwners, withoutOwner } from "./owners";
 import { netNamespacePlacements } from "./placements";
 import { plannerFor } from "./node-planner";
 import type { OcpDynamicProvisionerConfig } from "./kube-provisioner-config";
+import type { InstanceSettings } from "../provisioner-config";
 import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
 
 /** The host an `ocp-dynamic` egress IP shows: the SDN master picks the node among those with egressCIDRs. */
@@ -16,15 +18,17 @@ export const automaticHost = "(automatic)";
  * {@link automaticHost}: the SDN master places the address on a node whose HostSubnet has an
  * `egressCIDRs` entry containing it. For a CidrAssignment (`config.cidrs` set) it puts the pool's
  * CIDRs on `HostSubnet.egressCIDRs` of the chosen nodes (least loaded eligible node of the domain,
- * by egressCIDRs count) and takes them off again on delete.
+ * by egressCIDRs count) and takes them off again on delete — only those no other CidrAssignment
+ * still holds there and that were not there before (the owner record, `egress-ipam/owners`).
  */
 export function ocpDynamicProvisioner(
-  config: OcpDynamicProvisionerConfig & { namespace?: string; cidrs?: string[] },
+  config: OcpDynamicProvisionerConfig & InstanceSettings,
 ): EgressIPProvisioner {
   const planner = plannerFor(config);
   const { kube, nodes } = planner;
   const namespace = config.namespace;
   const cidrs = (config.cidrs ?? []).map((c) => canonicalCidr(c));
+  const owner = config.owner;
 
   const ns = (doing: string): string => {
     if (!namespace) {
@@ -65,23 +69,44 @@ export function ocpDynamicProvisioner(
     ).name;
   };
 
-  const egressCidrs = (host: string, change: "add" | "remove", signal?: AbortSignal) =>
-    editAddressList(
+  /**
+   * Puts the pool's CIDRs on the node's HostSubnet.egressCIDRs, or takes them off, keeping the owner
+   * record (see `egress-ipam/owners`): a CIDR goes only when no other CidrAssignment that put it
+   * there is left and it was not there before. One replace carrying the resourceVersion read.
+   */
+  const egressCidrs = (host: string, change: "add" | "remove", signal?: AbortSignal) => {
+    const doing = `${change === "add" ? "adding" : "removing"} egressCIDRs ${cidrs.join(", ")} on HostSubnet ${host}`;
+    return editObject(
       kube,
       hostSubnetRef(host),
-      "egressCIDRs",
-      `${change === "add" ? "adding" : "removing"} egressCIDRs ${cidrs.join(", ")} on HostSubnet ${host}`,
-      (list) => {
-        const next =
-          change === "add"
-            ? [...list, ...cidrs.filter((c) => !list.includes(c))]
-            : list.filter((c) => !cidrs.includes(c));
-        return next;
+      doing,
+      (current) => {
+        if (!current) {
+          if (change === "remove") return undefined;
+          throw new Error(
+            `${doing}: HostSubnet ${host} does not exist on ${kube.server} (context "${kube.context}"); ` +
+              `OpenShift SDN makes one per node: is the node part of the SDN?`,
+          );
+        }
+        const before = addressList(current, "egressCIDRs");
+        let owners = readOwners(current, before);
+        let after = before;
+        for (const cidr of cidrs) {
+          if (change === "add") {
+            if (owner) owners = withOwner(owners, cidr, owner, before.includes(cidr), config.adoptPresent);
+            if (!after.includes(cidr)) after = [...after, cidr];
+          } else {
+            const next = withoutOwner(owners, cidr, owner);
+            owners = next.owners;
+            if (next.takeOff) after = after.filter((c) => c !== cidr);
+          }
+        }
+        return withOwners(current, owners, { egressCIDRs: after.length > 0 ? after : undefined });
       },
-      change === "add" ? "OpenShift SDN makes one per node: is the node part of the SDN?" : undefined,
       undefined,
       signal,
     );
+  };
 
   return {
     findHostForNewIP: (zone, signal) => choose(zone, signal),

@@ -12,6 +12,8 @@ import {
 import { egressIpPlacements } from "./placements";
 import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
+import type { InstanceSettings } from "../provisioner-config";
+import { ownersAnnotation, ownersValue, readOwners, withOwner, withoutOwner } from "./owners";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
@@ -46,10 +48,11 @@ export function ovnLocations(view: EgressView): AddressLocations {
  * them. Writes touch the spec only: a JSON merge patch of `spec` carrying the `resourceVersion`
  * read, so `status.items` (no status subresource here) is never overwritten.
  */
-export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: string }): EgressIPProvisioner {
+export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings): EgressIPProvisioner {
   const planner: NodePlanner = plannerFor(config);
   const { kube, nodes } = planner;
   const namespace = config.namespace;
+  const owner = config.owner;
 
   const ns = (doing: string): string => {
     if (!namespace) {
@@ -127,19 +130,43 @@ export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: stri
     return name;
   };
 
-  const label = (host: string, value: string | null, signal?: AbortSignal) =>
+  /**
+   * Sets the egress-assignable label on a Node, or takes it off, keeping the owner record (see
+   * {@link ownersAnnotation}): the label goes only when no other CidrAssignment that set it is left
+   * and it was not there before. A merge patch carrying the resourceVersion read.
+   */
+  const label = (host: string, change: "add" | "remove", signal?: AbortSignal) =>
     editObject(
       kube,
       { apiVersion: "v1", kind: "Node", name: host },
-      `${value === null ? "removing" : "setting"} label ${egressAssignableLabel} on Node ${host}`,
+      `${change === "remove" ? "removing" : "setting"} label ${egressAssignableLabel} on Node ${host}`,
       (node) => {
         if (!node) {
-          if (value === null) return undefined;
+          if (change === "remove") return undefined;
           throw new Error(`Node ${host} does not exist on ${kube.server} (context "${kube.context}")`);
         }
         const has = egressAssignableLabel in (node.metadata?.labels ?? {});
-        if (has === (value !== null)) return undefined;
-        return { mergePatch: { metadata: { labels: { [egressAssignableLabel]: value } } } };
+        let owners = readOwners(node, has ? [egressAssignableLabel] : []);
+        let set = has;
+        if (change === "add") {
+          if (owner) owners = withOwner(owners, egressAssignableLabel, owner, has, config.adoptPresent);
+          set = true;
+        } else {
+          const next = withoutOwner(owners, egressAssignableLabel, owner);
+          owners = next.owners;
+          if (next.takeOff) set = false;
+        }
+        const record = ownersValue(owners);
+        const recorded = node.metadata?.annotations?.[ownersAnnotation] ?? null;
+        if (set === has && record === recorded) return undefined;
+        return {
+          mergePatch: {
+            metadata: {
+              ...(set === has ? {} : { labels: { [egressAssignableLabel]: set ? "" : null } }),
+              ...(record === recorded ? {} : { annotations: { [ownersAnnotation]: record } }),
+            },
+          },
+        };
       },
       undefined,
       signal,
@@ -213,8 +240,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & { namespace?: stri
       }
     },
 
-    assignCIDR: (host, signal) => label(host, "", signal),
-    unassignCIDR: (host, signal) => label(host, null, signal),
+    assignCIDR: (host, signal) => label(host, "add", signal),
+    unassignCIDR: (host, signal) => label(host, "remove", signal),
 
     async usedAddresses(cidrs) {
       return addressesWithin(viewAddresses(await readEgressView(kube)), cidrs);

@@ -5,10 +5,24 @@ import { withoutProvider, type Props, type ProviderImpl } from "../provider-prop
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { withInstanceSettings } from "../../provisioners/provisioner-config";
+import { stackIdentity } from "../../ledger/stack/stack-identity";
 
-/** The provisioner of a CidrAssignment: the user's settings plus the pool's CIDRs where the kind uses them. */
-const cidrProvisioner = (props: Props) =>
-  provisionerFor(withInstanceSettings(props.provisioner, { cidrs: props.cidrs }));
+/** The kinds whose assignment changes objects others may share (HostSubnets, Nodes): they keep owner records. */
+const recordsOwners = (props: Props) => ["ocp-dynamic", "ovn"].includes(props.provisioner?.kind);
+
+/**
+ * The provisioner of a CidrAssignment: the user's settings plus the pool's CIDRs and the
+ * assignment's owner identity where the kind uses them. `adoptPresent`: for an assignment written
+ * by an earlier version (no `ownerId` in its state), what is on its hosts counts as its own.
+ */
+const cidrProvisioner = (props: Props, adoptPresent?: boolean) =>
+  provisionerFor(
+    withInstanceSettings(props.provisioner, {
+      cidrs: props.cidrs,
+      owner: typeof props.ownerId === "string" ? props.ownerId : undefined,
+      ...(adoptPresent ? { adoptPresent } : {}),
+    }),
+  );
 
 async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
   if ([news.pool, news.provisioner, news.requestedHosts, news.failureDomain].some(hasUnknown)) {
@@ -27,6 +41,16 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
   if (failures.length > 0 || !pool) return { inputs: news, failures };
 
   const cidrs = poolSubnets(pool.rangeSets);
+  // Who this assignment is on the objects it changes: the stack's identity (never its name alone:
+  // same-named stacks of two backends are two owners) and the URN, made once and kept.
+  let ownerId: string | undefined = typeof olds.ownerId === "string" ? olds.ownerId : undefined;
+  if (recordsOwners(news) && ownerId === undefined) {
+    try {
+      ownerId = `${await stackIdentity(news.stack)} ${news.owner}`;
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
+    }
+  }
   let hosts: string[] = byHosts
     ? news.requestedHosts
     : olds.failureDomain === news.failureDomain
@@ -40,14 +64,13 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
       return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
     }
   }
-  return { inputs: { ...news, hosts, cidrs } };
+  return { inputs: { ...news, hosts, cidrs, ...(ownerId === undefined ? {} : { ownerId }) } };
 }
 
-async function assign(news: Props, already: string[] = []) {
-  const provisioner = cidrProvisioner(news);
-  for (const host of news.hosts as string[]) {
-    if (!already.includes(host)) await provisioner.assignCIDR(host, callSignal());
-  }
+/** `assignCIDR` on each of `hosts`; `adoptPresent` as in {@link cidrProvisioner}. */
+async function assign(news: Props, hosts: string[], adoptPresent = false) {
+  const provisioner = cidrProvisioner(news, adoptPresent);
+  for (const host of hosts) await provisioner.assignCIDR(host, callSignal());
 }
 
 /** Undoes the assignment on `hosts` where the provisioner can (ocp-dynamic, ovn); a no-op elsewhere. */
@@ -68,13 +91,16 @@ export const cidrAssignmentProvider: ProviderImpl = {
     const replaces: string[] = [];
     if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
     if (JSON.stringify(olds.cidrs) !== JSON.stringify(news.cidrs)) replaces.push("pool");
-    const changes = replaces.length > 0 || JSON.stringify(olds.hosts) !== JSON.stringify(news.hosts);
+    const changes =
+      replaces.length > 0 ||
+      JSON.stringify(olds.hosts) !== JSON.stringify(news.hosts) ||
+      olds.ownerId !== news.ownerId;
     // The old assignment lets go first: on ovn its delete would take the label the new one just set.
     return { changes, replaces, ...(replaces.length > 0 ? { deleteBeforeReplace: true } : {}) };
   },
 
   async create(inputs) {
-    await assign(inputs);
+    await assign(inputs, inputs.hosts);
     return { id: inputs.cidrs.join(","), outs: withoutProvider(inputs) };
   },
 
@@ -83,7 +109,13 @@ export const cidrAssignmentProvider: ProviderImpl = {
   },
 
   async update(_id, olds, news) {
-    await assign(news, olds.hosts);
+    const kept = (news.hosts as string[]).filter((h) => olds.hosts.includes(h));
+    // An assignment of an earlier version gets its owner record now on the hosts it had.
+    if (olds.ownerId === undefined && news.ownerId !== undefined) await assign(news, kept, true);
+    await assign(
+      news,
+      (news.hosts as string[]).filter((h) => !kept.includes(h)),
+    );
     await unassign(
       olds,
       (olds.hosts as string[]).filter((h) => !news.hosts.includes(h)),

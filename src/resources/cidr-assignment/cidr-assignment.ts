@@ -19,8 +19,9 @@ export interface CidrAssignmentArgs {
 /**
  * Makes hosts able to carry a pool's egress addresses (`assignCIDR` per host), for provisioners
  * where the platform places addresses itself (OpenShift `ocp-dynamic`, OVN-Kubernetes).
- * Adding hosts assigns them in place; the seed interface has no unassign, so removing a host or
- * deleting the resource leaves the platform as it is (stated in the outputs' `hosts` history).
+ * Adding hosts assigns them in place; removing a host or deleting the resource takes off what this
+ * assignment put there, and only what no other assignment still holds (owner records on the
+ * HostSubnet or Node; see docs/provisioners.md).
  */
 export class CidrAssignment extends pulumi.dynamic.Resource {
   /** The hosts assigned. */

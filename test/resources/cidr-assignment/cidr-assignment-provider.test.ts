@@ -6,6 +6,10 @@ import { cidrAssignmentProvider as provider } from "../../../src/resources/cidr-
 vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
+// The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
+vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+  stackIdentity: async (stack: string) => `id-of-${stack}`,
+}));
 
 // A recording provisioner, in place of this process's "ocp-dynamic".
 const assigned: string[] = [];
@@ -63,5 +67,34 @@ describe("CidrAssignment provider", () => {
     expect(checked.hosts).toEqual(["node-a1"]);
     const { failures } = await provider.check({}, inputs({ failureDomain: "zone-z" }));
     expect(failures).toEqual([{ property: "failureDomain", reason: 'no host in failure domain "zone-z"' }]);
+  });
+
+  it("records who it is on the objects it changes (stack identity and URN), made once and kept", async () => {
+    const { inputs: checked } = await provider.check({}, inputs({ requestedHosts: ["n1"] }));
+    expect(checked.ownerId).toBe("id-of-org/p/s urn:c");
+    const { id, outs } = await provider.create(checked);
+    expect(configs.at(-1)).toMatchObject({ owner: "id-of-org/p/s urn:c" });
+    expect(outs.ownerId).toBe("id-of-org/p/s urn:c");
+    // Renamed (another URN, e.g. with an alias): the same owner.
+    const { inputs: renamed } = await provider.check(outs, { ...checked, owner: "urn:renamed" });
+    expect(renamed.ownerId).toBe("id-of-org/p/s urn:c");
+    expect(await provider.diff(id, outs, renamed)).toEqual({ changes: false, replaces: [] });
+  });
+
+  it("gives an assignment of an earlier version (no owner in state) its owner record on its hosts", async () => {
+    assigned.length = 0;
+    const { inputs: checked } = await provider.check({}, inputs({ requestedHosts: ["n1", "n2"] }));
+    const { ownerId: _none, ...legacy } = checked;
+    const { inputs: now } = await provider.check(legacy, { ...legacy });
+    expect(await provider.diff("x", legacy, now)).toEqual({ changes: true, replaces: [] });
+    await provider.update("x", legacy, now);
+    expect(assigned).toEqual(["n1", "n2"]);
+    expect(configs).toContainEqual(
+      expect.objectContaining({
+        owner: "id-of-org/p/s urn:c",
+        adoptPresent: true,
+        context: legacy.provisioner.context,
+      }),
+    );
   });
 });

@@ -1,0 +1,99 @@
+import type { Edit, KubeObject } from "../../kube/object-edit";
+
+/**
+ * The annotation that records who put an item on a shared object: on a HostSubnet, which
+ * CidrAssignments put each of its `egressCIDRs` there; on a Node, which put the
+ * `k8s.ovn.org/egress-assignable` label. JSON: item → owners, e.g.
+ * `{"10.0.9.0/24": ["stack-… urn:pulumi:…", "(there before)"]}`.
+ */
+export const ownersAnnotation = "egress-ipam/owners";
+
+/** The owner of an item that was on the object before any assignment of this package put it there. */
+export const thereBefore = "(there before)";
+
+/** Who put each item on an object. */
+export type Owners = Record<string, string[]>;
+
+/**
+ * The owners recorded on an object. An annotation that is not the JSON this package writes (edited
+ * by hand) makes every item present `(there before)`: nothing is taken off on the word of a record
+ * that cannot be read.
+ */
+export function readOwners(object: KubeObject | undefined, present: string[]): Owners {
+  const raw = object?.metadata?.annotations?.[ownersAnnotation];
+  if (raw === undefined) return {};
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
+    const owners: Owners = {};
+    for (const [item, list] of Object.entries(parsed)) {
+      if (!Array.isArray(list) || !list.every((o) => typeof o === "string")) throw new Error("not lists");
+      owners[item] = list as string[];
+    }
+    return owners;
+  } catch {
+    return Object.fromEntries(present.map((item) => [item, [thereBefore]]));
+  }
+}
+
+/**
+ * The owners after `owner` put `item` on the object. An item already present with nobody recorded
+ * (an administrator's, another tool's) is recorded `(there before)`, so it stays when every owner
+ * has gone; `adopt` instead takes such an item over (an assignment written by an earlier version,
+ * which recorded nobody).
+ */
+export function withOwner(
+  owners: Owners,
+  item: string,
+  owner: string,
+  present: boolean,
+  adopt = false,
+): Owners {
+  const list = owners[item] ?? (present && !adopt ? [thereBefore] : []);
+  return { ...owners, [item]: list.includes(owner) ? list : [...list, owner] };
+}
+
+/**
+ * The owners after `owner` let go of `item`, and whether the item is to be taken off the object:
+ * only when somebody recorded it and no owner is left. Without an `owner` (an assignment written by
+ * an earlier version, which recorded nobody), the item goes when nobody is recorded for it, as it
+ * did then.
+ */
+export function withoutOwner(
+  owners: Owners,
+  item: string,
+  owner: string | undefined,
+): { owners: Owners; takeOff: boolean } {
+  const list = owners[item];
+  if (!list) return { owners, takeOff: owner === undefined };
+  const left = list.filter((o) => o !== owner);
+  const { [item]: _gone, ...rest } = owners;
+  if (left.length === 0) return { owners: rest, takeOff: true };
+  return { owners: { ...rest, [item]: left }, takeOff: false };
+}
+
+/** The annotation value for `owners` (null, to delete the annotation, when nobody is recorded). */
+export function ownersValue(owners: Owners): string | null {
+  return Object.keys(owners).length === 0 ? null : JSON.stringify(owners);
+}
+
+/**
+ * The replace of `current` with the owner record `owners` and the top-level `fields` (undefined:
+ * remove the field), or undefined when neither changes anything.
+ */
+export function withOwners(current: KubeObject, owners: Owners, fields: Record<string, unknown>): Edit {
+  const annotations: Record<string, string> = { ...current.metadata?.annotations };
+  const value = ownersValue(owners);
+  if (value === null) delete annotations[ownersAnnotation];
+  else annotations[ownersAnnotation] = value;
+  const replace: KubeObject = { ...current, metadata: { ...current.metadata, annotations } };
+  for (const [field, v] of Object.entries(fields)) {
+    if (v === undefined) delete replace[field];
+    else replace[field] = v;
+  }
+  const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+  const changed =
+    !same(current.metadata?.annotations?.[ownersAnnotation], annotations[ownersAnnotation]) ||
+    Object.keys(fields).some((f) => !same(current[f], replace[f]));
+  return changed ? { replace } : undefined;
+}
