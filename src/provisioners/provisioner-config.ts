@@ -30,13 +30,15 @@ export interface InstanceSettings {
   /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
   cidrs?: string[];
   /**
-   * Who a CidrAssignment is in the owner records on the objects it changes (`<stack identity>
-   * <URN>`; see `ownersAnnotation`): what it put there is taken off only when no other owner is left.
+   * Who the resource is in the owner records on the objects it changes (`<stack identity> <URN>`;
+   * see `ownersAnnotation`). A CidrAssignment's CIDRs and labels are taken off only when no other
+   * owner is left; an EgressIpAssignment refuses an address its namespace already has from another.
    */
   owner?: string;
   /**
-   * Whether items already on an object with nobody recorded count as this owner's (an assignment
-   * written by an earlier version, which recorded nobody) rather than as there before.
+   * Whether items already on an object without this owner recorded count as this owner's: for a
+   * CidrAssignment written by an earlier version (which recorded nobody), for an EgressIpAssignment
+   * with `adopt: true`.
    */
   adoptPresent?: boolean;
 }
@@ -45,7 +47,7 @@ export interface InstanceSettings {
 export type ScopedProvisionerConfig = ProvisionerConfig & InstanceSettings;
 
 const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
-  "ocp-static": ["namespace"],
+  "ocp-static": ["namespace", "owner", "adoptPresent"],
   "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
   ovn: ["namespace", "owner", "adoptPresent"],
 };

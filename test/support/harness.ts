@@ -207,6 +207,18 @@ export class Harness {
   }
 
   /**
+   * Drops a resource from state without touching what it made, as `pulumi state delete` does (and as
+   * an interrupted create leaves it: made, not recorded): `stack export`, the resource removed, `import`.
+   */
+  async forget(urn: string): Promise<void> {
+    const exported = await this.current.exportStack();
+    const resources: StateResource[] = exported.deployment.resources ?? [];
+    if (!resources.some((r) => r.urn === urn)) throw new Error(`no resource ${urn} in state`);
+    exported.deployment.resources = resources.filter((r) => r.urn !== urn);
+    await this.current.importStack(exported);
+  }
+
+  /**
    * The stack's checkpoint file in the file backend, for tests that edit state the way no Pulumi
    * command can (pending operations, state written by earlier versions).
    */

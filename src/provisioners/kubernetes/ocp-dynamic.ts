@@ -41,10 +41,12 @@ export function ocpDynamicProvisioner(
   };
 
   const writes = sdnWrites(kube);
-  const netNamespace = (ip: string, change: "add" | "remove", signal?: AbortSignal) => {
+  /** `takeOver` as in the NetNamespace claim of sdnWrites; without an owner (callers of an earlier version) no record. */
+  const netNamespace = (ip: string, change: "add" | "remove", signal?: AbortSignal, takeOver = false) => {
     const name = ns(`${change === "add" ? "adding" : "removing"} ${ip}`);
+    const claim = owner ? { owner, takeOver } : undefined;
     return change === "add"
-      ? writes.onNetNamespace(ip, name, signal)
+      ? writes.onNetNamespace(ip, name, signal, claim)
       : writes.offNetNamespace(ip, name, signal);
   };
 
@@ -117,7 +119,7 @@ export function ocpDynamicProvisioner(
       const name = ns(`adding ${ip}`);
       const view = await readEgressView(kube);
       refuseForeignSdn(ip, undefined, name, view);
-      await netNamespace(ip, "add", signal);
+      await netNamespace(ip, "add", signal, Boolean(config.adoptPresent));
     },
 
     async addRandomIP(host) {
@@ -127,7 +129,7 @@ export function ocpDynamicProvisioner(
     },
 
     removeIP: (rawIp, _host, signal) => netNamespace(canonicalAddress(rawIp), "remove", signal),
-    moveIP: (rawIp, _old, _new, signal) => netNamespace(canonicalAddress(rawIp), "add", signal),
+    moveIP: (rawIp, _old, _new, signal) => netNamespace(canonicalAddress(rawIp), "add", signal, true),
 
     async checkIP(rawIp) {
       const ip = canonicalAddress(rawIp);

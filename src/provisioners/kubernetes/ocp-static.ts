@@ -10,7 +10,8 @@ import { addressesWithin, readEgressView, viewAddresses, type EgressView } from 
 import type { KubeNode } from "./nodes";
 import { plannerFor, type AddressLocations } from "./node-planner";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
-import { refuseForeignSdn, sdnWrites, waitForNetNamespace } from "./sdn-writes";
+import type { InstanceSettings } from "../provisioner-config";
+import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
 
 /** The instance ID in an AWS providerID (`aws:///us-east-1a/i-0abc` → `i-0abc`). */
 export function awsInstanceId(providerID: string | undefined): string | undefined {
@@ -35,7 +36,7 @@ export function sdnLocations(view: EgressView): AddressLocations {
  * and that is undone when the HostSubnet write fails.
  */
 export function ocpStaticProvisioner(
-  config: OcpStaticProvisionerConfig & { namespace?: string },
+  config: OcpStaticProvisionerConfig & InstanceSettings,
 ): EgressIPProvisioner {
   const planner = plannerFor(config);
   const { kube, nodes } = planner;
@@ -86,6 +87,9 @@ export function ocpStaticProvisioner(
   };
 
   const { onHostSubnet, offHostSubnet, onNetNamespace, offNetNamespace } = sdnWrites(kube);
+  /** This assignment's claim on its NetNamespace entry (none without an owner: callers of an earlier version). */
+  const claim = (takeOver: boolean): NetNamespaceClaim | undefined =>
+    config.owner ? { owner: config.owner, takeOver } : undefined;
   const refuseForeign = refuseForeignSdn;
 
   /** Puts the address on the node: cloud (when configured), then HostSubnet, then NetNamespace; undoes on failure. */
@@ -94,7 +98,7 @@ export function ocpStaticProvisioner(
     const sdn = async () => {
       await onHostSubnet(ip, host, name, namespaceIps, signal);
       await compensated(
-        () => onNetNamespace(ip, name, signal),
+        () => onNetNamespace(ip, name, signal, claim(Boolean(config.adoptPresent))),
         () => offHostSubnet(ip, host),
         {
           step: `adding ${ip} to NetNamespace ${name}`,
@@ -164,7 +168,7 @@ export function ocpStaticProvisioner(
       // failure there changes nothing), then off the old node (OpenShift SDN disables an address
       // that two HostSubnets claim), then onto the new one, whose failure puts it back on the old.
       try {
-        await onNetNamespace(ip, name, signal);
+        await onNetNamespace(ip, name, signal, claim(true));
       } catch (err) {
         throw new Error(
           `${moving} failed: ${errorMessage(err)}; nothing was changed: ${ip} is on HostSubnet ${oldHost} only, as before`,

@@ -13,7 +13,15 @@ import { egressIpPlacements } from "./placements";
 import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
 import type { InstanceSettings } from "../provisioner-config";
-import { ownersAnnotation, ownersValue, readOwners, withOwner, withoutOwner } from "./owners";
+import {
+  ownersAnnotation,
+  ownersValue,
+  readOwners,
+  refuseUnowned,
+  withOwner,
+  withoutOwner,
+  type Owners,
+} from "./owners";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
@@ -83,11 +91,15 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     }
   };
 
-  /** Edits spec.egressIPs of the namespace's object: created, patched (spec only), or deleted when empty. */
+  /**
+   * Edits spec.egressIPs of the namespace's object and its owner record (`egress-ipam/owners`:
+   * address → the assignment that put it there): created, patched (spec and the record only), or
+   * deleted when empty. `change` gets the addresses and the record, and returns both or undefined.
+   */
   const editSpec = (
     name: string,
     doing: string,
-    change: (ips: string[]) => string[] | undefined,
+    change: (ips: string[], owners: Owners) => { ips: string[]; owners: Owners } | undefined,
     signal?: AbortSignal,
   ) =>
     editObject(
@@ -106,27 +118,57 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
           );
         }
         const before = current ? readOvnEgressIp(current).ips : [];
-        const after = change(before);
+        const after = change(before, readOwners(current, before));
         if (!after) return undefined;
-        if (after.length === 0) return current ? { delete: true } : undefined;
+        if (after.ips.length === 0) return current ? { delete: true } : undefined;
+        const record = ownersValue(after.owners);
         if (!current) {
           return {
             create: {
-              metadata: { name: ovnObjectName(name), labels: managedBy },
-              spec: { egressIPs: after, namespaceSelector: { matchLabels: { [namespaceNameLabel]: name } } },
+              metadata: {
+                name: ovnObjectName(name),
+                labels: managedBy,
+                ...(record === null ? {} : { annotations: { [ownersAnnotation]: record } }),
+              },
+              spec: {
+                egressIPs: after.ips,
+                namespaceSelector: { matchLabels: { [namespaceNameLabel]: name } },
+              },
             } as KubeObject,
           };
         }
-        return { mergePatch: { spec: { egressIPs: after } } };
+        return {
+          mergePatch: {
+            metadata: { annotations: { [ownersAnnotation]: record } },
+            spec: { egressIPs: after.ips },
+          },
+        };
       },
       undefined,
       signal,
     );
 
-  const add = async (ip: string, doing: string, signal?: AbortSignal) => {
+  /**
+   * Puts `ip` in the namespace's object with this assignment as its owner. `takeOver`: an address
+   * listed already is this one's (a move of its own address, or `adopt`); otherwise one listed
+   * without this owner recorded is refused.
+   */
+  const add = async (ip: string, doing: string, takeOver: boolean, signal?: AbortSignal) => {
     const name = ns(doing);
     refuseForeign(ip, name, await readEgressView(kube));
-    await editSpec(name, doing, (ips) => (ips.includes(ip) ? undefined : [...ips, ip]), signal);
+    await editSpec(
+      name,
+      doing,
+      (ips, owners) => {
+        if (ips.includes(ip) && owner) {
+          refuseUnowned(owners, ip, owner, takeOver, `EgressIP ${ovnObjectName(name)} (spec.egressIPs)`);
+        }
+        const recorded = owner ? { ...owners, [ip]: [owner] } : owners;
+        if (ips.includes(ip) && ownersValue(recorded) === ownersValue(owners)) return undefined;
+        return { ips: ips.includes(ip) ? ips : [...ips, ip], owners: recorded };
+      },
+      signal,
+    );
     return name;
   };
 
@@ -182,7 +224,12 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       planner.record(
         ip,
         host,
-        await add(ip, `adding ${ip} to the EgressIP of namespace ${namespace}`, signal),
+        await add(
+          ip,
+          `adding ${ip} to the EgressIP of namespace ${namespace}`,
+          Boolean(config.adoptPresent),
+          signal,
+        ),
       );
     },
 
@@ -198,7 +245,11 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       await editSpec(
         name,
         `removing ${ip} from EgressIP ${ovnObjectName(name)}`,
-        (ips) => (ips.includes(ip) ? ips.filter((x) => x !== ip) : undefined),
+        (ips, owners) => {
+          if (!ips.includes(ip) && !(ip in owners)) return undefined;
+          const { [ip]: _gone, ...rest } = owners;
+          return { ips: ips.filter((x) => x !== ip), owners: rest };
+        },
         signal,
       );
       planner.record(ip, undefined);
@@ -210,7 +261,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       planner.record(
         ip,
         newHost,
-        await add(ip, `keeping ${ip} in the EgressIP of namespace ${namespace}`, signal),
+        await add(ip, `keeping ${ip} in the EgressIP of namespace ${namespace}`, true, signal),
       );
     },
 

@@ -97,3 +97,25 @@ export function withOwners(current: KubeObject, owners: Owners, fields: Record<s
     Object.keys(fields).some((f) => !same(current[f], replace[f]));
   return changed ? { replace } : undefined;
 }
+
+/**
+ * Refuses an address that `what` (e.g. "NetNamespace team-a") already lists when this owner is not
+ * recorded for it, unless `adopt`: somebody else put it there (by hand, another tool, another
+ * stack), and this assignment's delete would take it from them. A recorded owner is the retry of
+ * an interrupted create of the same assignment.
+ */
+export function refuseUnowned(
+  owners: Owners,
+  ip: string,
+  owner: string,
+  adopt: boolean | undefined,
+  what: string,
+): void {
+  const list = owners[ip] ?? [];
+  if (adopt || list.includes(owner)) return;
+  const by = list.length > 0 ? `recorded for ${list.join(", ")}` : `not recorded as written by this package`;
+  throw new Error(
+    `${what} already lists ${ip} (${by}): the address is somebody else's; free it there or exclude it from the ` +
+      `pool so that another address is planned, or set adopt: true on the EgressIpAssignment to take it over`,
+  );
+}

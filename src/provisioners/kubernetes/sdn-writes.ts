@@ -1,8 +1,9 @@
 import type { KubeClients } from "../../kube/kube-config";
-import { readObject } from "../../kube/object-edit";
+import { editObject, readObject } from "../../kube/object-edit";
 import { sleep } from "../../core/retry";
 import { adding, editAddressList, removing } from "./address-lists";
-import { hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
+import { addressList, hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
+import { readOwners, refuseUnowned, withOwners } from "./owners";
 
 /** The OpenShift SDN writes of the ocp-static and ocp-dynamic provisioners, for one cluster. */
 export interface SdnWrites {
@@ -19,9 +20,18 @@ export interface SdnWrites {
   ): Promise<void>;
   /** Takes `ip` off the node's HostSubnet; an absent HostSubnet or address is fine. */
   offHostSubnet(ip: string, host: string, signal?: AbortSignal): Promise<void>;
-  /** Puts `ip` on the namespace's NetNamespace.egressIPs, waiting for it as {@link waitForNetNamespace}. */
-  onNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
-  /** Takes `ip` off the namespace's NetNamespace; an absent NetNamespace or address is fine. */
+  /**
+   * Puts `ip` on the namespace's NetNamespace.egressIPs, waiting for it as {@link waitForNetNamespace}.
+   * With `claim`, records its owner there (`egress-ipam/owners`) and refuses an address the
+   * NetNamespace lists already without that owner recorded, unless `claim.takeOver`.
+   */
+  onNetNamespace(
+    ip: string,
+    namespace: string,
+    signal?: AbortSignal,
+    claim?: NetNamespaceClaim,
+  ): Promise<void>;
+  /** Takes `ip` (and its owner record) off the namespace's NetNamespace; an absent NetNamespace or address is fine. */
   offNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
 }
 
@@ -47,6 +57,13 @@ export async function waitForNetNamespace(
     }
     await sleep(500, signal);
   }
+}
+
+/** Who puts an address on a NetNamespace: see {@link SdnWrites.onNetNamespace}. */
+export interface NetNamespaceClaim {
+  owner: string;
+  /** The address is this owner's even when listed without its record (its own move; `adopt`). */
+  takeOver: boolean;
 }
 
 /** {@link SdnWrites} through the cluster's clients. */
@@ -88,30 +105,55 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
         undefined,
         signal,
       ),
-    onNetNamespace: async (ip, namespace, signal) => {
+    onNetNamespace: async (ip, namespace, signal, claim) => {
       await waitForNetNamespace(kube, namespace, signal);
-      await editAddressList(
+      const doing = `adding ${ip} to NetNamespace ${namespace}`;
+      await editObject(
         kube,
         netNamespaceRef(namespace),
-        "egressIPs",
-        `adding ${ip} to NetNamespace ${namespace}`,
-        adding(ip),
-        `OpenShift SDN makes one for every namespace: create namespace ${namespace} first`,
+        doing,
+        (current) => {
+          if (!current) {
+            throw new Error(
+              `${doing}: NetNamespace ${namespace} does not exist on ${kube.server} (context "${kube.context}"); ` +
+                `OpenShift SDN makes one for every namespace: create namespace ${namespace} first`,
+            );
+          }
+          const list = addressList(current, "egressIPs");
+          const owners = readOwners(current, list);
+          if (!claim)
+            return withOwners(current, owners, { egressIPs: list.includes(ip) ? list : [...list, ip] });
+          if (list.includes(ip)) {
+            refuseUnowned(owners, ip, claim.owner, claim.takeOver, `NetNamespace ${namespace}`);
+          }
+          return withOwners(
+            current,
+            { ...owners, [ip]: [claim.owner] },
+            {
+              egressIPs: list.includes(ip) ? list : [...list, ip],
+            },
+          );
+        },
         undefined,
         signal,
       );
     },
-    offNetNamespace: (ip, namespace, signal) =>
-      editAddressList(
+    offNetNamespace: async (ip, namespace, signal) => {
+      await editObject(
         kube,
         netNamespaceRef(namespace),
-        "egressIPs",
         `removing ${ip} from NetNamespace ${namespace}`,
-        removing(ip),
-        undefined,
+        (current) => {
+          if (!current) return undefined;
+          const list = addressList(current, "egressIPs");
+          const { [ip]: _gone, ...owners } = readOwners(current, list);
+          const left = list.filter((x) => x !== ip);
+          return withOwners(current, owners, { egressIPs: left.length > 0 ? left : undefined });
+        },
         undefined,
         signal,
-      ),
+      );
+    },
   };
 }
 

@@ -7,6 +7,7 @@ import { withoutProvider, type Props, type ProviderImpl } from "../provider-prop
 import { noUsableAnswer } from "../../provisioners/no-usable-answer";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
+import { stackIdentity } from "../../ledger/stack/stack-identity";
 
 /** Whether a provisioner kind writes per-namespace objects (and so needs the EgressIp's namespace). */
 const usesNamespace = (config: Props | undefined): boolean =>
@@ -20,11 +21,16 @@ const usesNamespace = (config: Props | undefined): boolean =>
  * share their planning state whatever namespace they serve (see `plannerFor`).
  */
 export function assignmentConfig(props: Props): ScopedProvisionerConfig {
-  return withInstanceSettings(props.provisioner, { namespace: props.namespace || undefined });
+  return withInstanceSettings(props.provisioner, {
+    namespace: props.namespace || undefined,
+    owner: typeof props.ownerId === "string" ? props.ownerId : undefined,
+    ...(props.adopt === true ? { adoptPresent: true } : {}),
+  });
 }
 
 async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
-  if ([news.ip, news.provisioner, news.pinnedHost, news.namespace].some(hasUnknown)) return { inputs: news };
+  if ([news.ip, news.provisioner, news.pinnedHost, news.namespace, news.adopt].some(hasUnknown))
+    return { inputs: news };
   const failures: Failure[] = provisionerFailures(news.provisioner);
   if (usesNamespace(news.provisioner) && (typeof news.namespace !== "string" || news.namespace === "")) {
     failures.push({
@@ -38,7 +44,23 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   } catch (e) {
     failures.push({ property: "ip", reason: errorMessage(e) });
   }
+  if (news.adopt !== undefined && typeof news.adopt !== "boolean") {
+    failures.push({
+      property: "adopt",
+      reason: `adopt must be true or false, not ${JSON.stringify(news.adopt)}`,
+    });
+  }
   if (failures.length > 0) return { inputs: news, failures };
+  if (usesNamespace(news.provisioner)) {
+    // Who this assignment is in the owner records of the objects that give the namespace its
+    // addresses: the stack's identity (never its name alone) and the URN, made once and kept.
+    try {
+      news.ownerId =
+        typeof olds.ownerId === "string" ? olds.ownerId : `${await stackIdentity(news.stack)} ${news.owner}`;
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
+    }
+  }
 
   const provisioner = provisionerFor(assignmentConfig(news));
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
@@ -119,7 +141,9 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   },
 
   async update(_id, olds, news) {
-    const provisioner = provisionerFor(assignmentConfig(news));
+    // The address is this assignment's (its state says so): where its namespace lists it already
+    // (put back after drift, moved), that entry is taken over rather than refused.
+    const provisioner = provisionerFor(assignmentConfig({ ...news, adopt: true }));
     const from = olds.host || olds.placement?.from;
     if (from && from !== news.host) {
       await provisioner.moveIP(news.ip, from, news.host, callSignal());

@@ -43,6 +43,13 @@ export interface EgressIpAssignmentArgs {
   host?: pulumi.Input<string>;
   /** The namespace the address serves (required by ocp-static, ocp-dynamic and ovn). */
   namespace?: pulumi.Input<string>;
+  /**
+   * Take over the address when the namespace already has it from somebody else (ocp-static,
+   * ocp-dynamic: its NetNamespace lists it; ovn: its EgressIP object does) — written by hand, by
+   * another tool, or by another stack. Without it such an address is refused at create, naming
+   * where it is; with it, this assignment owns the address, and its delete takes it off.
+   */
+  adopt?: pulumi.Input<boolean>;
 }
 
 /**
@@ -69,6 +76,7 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
       failureDomain: args.failureDomain,
       pinnedHost: args.host,
       namespace: args.namespace,
+      adopt: args.adopt,
       host: undefined,
       placement: undefined,
     };

@@ -6,6 +6,10 @@ import { egressIpAssignmentProvider as provider } from "../../../src/resources/e
 vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
+// The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
+vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+  stackIdentity: async (stack: string) => `id-of-${stack}`,
+}));
 
 // A fault-injecting provisioner with observable hosts, in place of this process's "ovn".
 const hosts = new Map<string, Set<string>>();
