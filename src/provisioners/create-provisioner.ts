@@ -9,19 +9,31 @@ import {
   provisionerConfigProblems,
   withoutInstanceSettings,
   type AwsProvisionerConfig,
+  type InstanceSettings,
   type ScopedProvisionerConfig,
 } from "./provisioner-config";
+import { shared } from "../core/process-registry";
 
 type Factory = (config: ScopedProvisionerConfig) => EgressIPProvisioner;
 
 // The implementation of every kind.
 const factories = new Map<string, Factory>([
   ["none", (c) => noneProvisioner(c as Parameters<typeof noneProvisioner>[0])],
-  ["aws", (c) => awsProvisioner(c as AwsProvisionerConfig)],
-  ["ocp-static", (c) => ocpStaticProvisioner(c as OcpStaticProvisionerConfig & { namespace?: string })],
+  ["aws", (c) => awsFor(c as AwsProvisionerConfig & InstanceSettings)],
+  ["ocp-static", (c) => ocpStaticProvisioner(c as OcpStaticProvisionerConfig & InstanceSettings)],
   ["ocp-dynamic", (c) => ocpDynamicProvisioner(c as Parameters<typeof ocpDynamicProvisioner>[0])],
-  ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & { namespace?: string })],
+  ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & InstanceSettings)],
 ]);
+
+/**
+ * The aws provisioner of one assignment: a view of the process's one provisioner for these user
+ * settings, so that every assignment shares its inventory and host load counts.
+ */
+function awsFor(config: AwsProvisionerConfig & InstanceSettings): EgressIPProvisioner {
+  const { owner, adoptPresent, ...settings } = config;
+  const base = shared("aws-provisioner", JSON.stringify(settings), () => awsProvisioner(settings));
+  return owner === undefined ? base : base.forOwner(owner, adoptPresent);
+}
 
 /**
  * Builds the provisioner for `config.kind`. The config may carry the instance settings a resource

@@ -47,6 +47,7 @@ export interface InstanceSettings {
 export type ScopedProvisionerConfig = ProvisionerConfig & InstanceSettings;
 
 const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
+  aws: ["owner", "adoptPresent"],
   "ocp-static": ["namespace", "owner", "adoptPresent"],
   "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
   ovn: ["namespace", "owner", "adoptPresent"],
@@ -54,8 +55,9 @@ const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
 
 /**
  * The config a resource builds its provisioner from: the user's settings plus those instance
- * settings the kind uses (none for `none` and `aws`, so resources of every namespace share one
- * aws provisioner and its host load counts). A distinct config is a distinct cached provisioner.
+ * settings the kind uses (none for `none`; only the owner for `aws`, whose assignments are views of
+ * one provisioner per user settings, sharing its host load counts). A distinct config is a
+ * distinct cached provisioner.
  */
 export function withInstanceSettings(
   config: ProvisionerConfig,

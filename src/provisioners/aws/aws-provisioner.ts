@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { errorMessage } from "../../core/failure";
 import { shellCommand } from "../../core/text";
 import { canonicalAddress } from "../../allocator";
@@ -32,6 +33,25 @@ function overlaps(a: string, b: string): boolean {
 
 const holds = (eni: Eni, ip: string) => eni.addresses.some((a) => a.ip === ip);
 
+/** The tag on an interface that records which assignment put the secondary address `ip` there. */
+export const ownerTagKey = (ip: string): string => `egress-ipam/${ip}`;
+
+/** The value of {@link ownerTagKey} for an owner (`<stack identity> <URN>`): a hash, as tag values are short. */
+export const ownerTagValue = (owner: string): string =>
+  `sha256:${createHash("sha256").update(owner).digest("hex").slice(0, 40)}`;
+
+/** The `aws` provisioner, and views of it that record and check an owner (see {@link AwsProvisioner.forOwner}). */
+export interface AwsProvisioner extends EgressIPProvisioner {
+  /**
+   * The same provisioner (one inventory, one load count) acting for one assignment: the interface
+   * it puts an address on is tagged {@link ownerTagKey} = {@link ownerTagValue}; an address already
+   * on the target without this owner's tag is refused (somebody else's: a VPC CNI warm IP, another
+   * tool, another stack), unless `adopt`; a move never reassigns an address another owner's tag
+   * claims. The provisioner itself (no owner) writes and checks no tags, as before.
+   */
+  forOwner(owner: string, adopt?: boolean): EgressIPProvisioner;
+}
+
 /** An EC2 failure rethrown with what we were doing, the EC2 code and message, and what to do. */
 function ec2Failure(doing: string, err: unknown, hint = ""): Error {
   const code = ec2ErrorCode(err);
@@ -48,9 +68,9 @@ function ec2Failure(doing: string, err: unknown, hint = ""): Error {
  * retried on throttling and, where a resource must exist, on eventual consistency.
  */
 export function awsProvisioner(
-  config: AwsProvisionerConfig,
+  config: AwsProvisionerConfig & { owner?: string; adoptPresent?: boolean },
   options: AwsProvisionerOptions = {},
-): EgressIPProvisioner {
+): AwsProvisioner {
   const region = config.region;
   const ec2 = new Ec2({
     region,
@@ -130,10 +150,14 @@ export function awsProvisioner(
     return ec2Failure(doing, err);
   };
 
-  /** Takes `ip` off every interface of the host except `keep`; a missing host or address is fine. */
+  /**
+   * Takes `ip` off every interface of the host except `keep`; a missing host or address is fine.
+   * Returns the interfaces it was on.
+   */
   const removeFrom = async (ip: string, host: string, keep: string | undefined, signal?: AbortSignal) => {
     const instance = await hosts.find(host, signal);
-    if (!instance) return;
+    const from: string[] = [];
+    if (!instance) return from;
     for (const eni of instance.interfaces) {
       if (eni.id === keep || !eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
       try {
@@ -145,8 +169,10 @@ export function awsProvisioner(
         if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) continue;
         throw ec2Failure(`removing ${ip} from ${eni.id} of host ${hostLabel(instance)}`, err);
       }
+      from.push(eni.id);
       hosts.removed(instance.id);
     }
+    return from;
   };
 
   /** Every interface in a subnet that overlaps one of the CIDRs. */
@@ -159,32 +185,132 @@ export function awsProvisioner(
     return overlapping.length === 0 ? [] : ec2.interfacesInSubnets(overlapping, signal);
   };
 
-  return {
-    findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
-
-    hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
-
-    async addSpecifiedIP(rawIp, host, signal) {
-      const ip = canonicalAddress(rawIp);
-      const { instance, eni, subnet } = await target(host, signal);
-      if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
-      if (holds(eni, ip)) return hosts.placed(instance.id);
-      const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
-      if (holder && holder.id !== eni.id) {
-        throw new Error(
-          `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
-            `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
-            `in subnet ${subnet.id}; free it there, or exclude it from the pool so that another address is planned`,
-        );
+  /**
+   * The methods that put addresses on and take them off, acting for `owner` (see
+   * {@link AwsProvisioner.forOwner}); without one, no tag is written or checked.
+   */
+  const owned = (owner: string | undefined, adopt = false) => {
+    const tagged = owner === undefined ? undefined : ownerTagValue(owner);
+    /** Why `eni`'s tag says the address is not this owner's ("" when it is, or nobody's tag is there). */
+    const claimedByOther = (eni: Eni, ip: string) => {
+      const value = eni.tags?.[ownerTagKey(ip)];
+      return tagged !== undefined && value !== undefined && value !== tagged ? value : "";
+    };
+    const tag = (eniId: string, ip: string, signal?: AbortSignal) =>
+      tagged === undefined
+        ? Promise.resolve()
+        : ec2.tag(eniId, { [ownerTagKey(ip)]: tagged }, signal).catch((err) => {
+            throw ec2Failure(
+              `tagging ${eniId} with ${ownerTagKey(ip)} (the record that this assignment put ${ip} there)`,
+              err,
+              `the credentials need ec2:CreateTags on network interfaces; an interface takes at most 50 tags`,
+            );
+          });
+    const untag = async (eniIds: string[], ip: string) => {
+      if (tagged === undefined) return;
+      for (const id of eniIds) {
+        await ec2.untag(id, [ownerTagKey(ip)]).catch((err) => {
+          if (ec2ErrorCode(err) !== "InvalidNetworkInterfaceID.NotFound") throw err;
+        });
       }
-      if (!holder) {
+    };
+
+    const methods: Pick<EgressIPProvisioner, "addSpecifiedIP" | "removeIP" | "moveIP"> = {
+      async addSpecifiedIP(rawIp, host, signal) {
+        const ip = canonicalAddress(rawIp);
+        const { instance, eni, subnet } = await target(host, signal);
+        if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
+        // Read now, not from the inventory: whoever has the address has it at this moment.
+        const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
+        if (holder && holder.id !== eni.id) {
+          throw new Error(
+            `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
+              `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
+              `in subnet ${subnet.id}; free it there, or exclude it from the pool so that another address is planned`,
+          );
+        }
+        if (holder) {
+          // On the target already: this assignment's own (the retry of an interrupted create) only
+          // when its tag says so; anybody's else, unless adopted.
+          if (tagged !== undefined && holder.tags?.[ownerTagKey(ip)] !== tagged) {
+            if (!adopt) {
+              const value = holder.tags?.[ownerTagKey(ip)];
+              throw new Error(
+                `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already a secondary IP of its interface ` +
+                  `${eni.id}, ${value ? `recorded for another assignment (tag ${ownerTagKey(ip)}=${value})` : `not put there by this package (no ${ownerTagKey(ip)} tag)`}: ` +
+                  `the address is somebody else's (a VPC CNI warm IP, another tool, another stack); free it there or ` +
+                  `exclude it from the pool so that another address is planned, or set adopt: true on the ` +
+                  `EgressIpAssignment to take it over`,
+              );
+            }
+            await tag(eni.id, ip, signal);
+          }
+          return hosts.placed(instance.id);
+        }
+        // The record first: a create interrupted after it leaves a tag and no address (harmless),
+        // never an address without its record.
+        await tag(eni.id, ip, signal);
         await ec2.assign(eni.id, { ips: [ip], allowReassignment: false }, signal).catch(async (err) => {
+          await untag([eni.id], ip).catch(() => undefined);
           const doing = `assigning ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
           throw await assignFailure(doing, err, instance, eni, ip);
         });
-      }
-      hosts.placed(instance.id);
-    },
+        hosts.placed(instance.id);
+      },
+
+      async removeIP(rawIp, host, signal) {
+        const ip = canonicalAddress(rawIp);
+        await untag(await removeFrom(ip, host, undefined, signal), ip);
+      },
+
+      async moveIP(rawIp, oldHost, newHost, signal) {
+        const ip = canonicalAddress(rawIp);
+        const [{ instance, eni, subnet }, old] = await Promise.all([
+          target(newHost, signal),
+          hosts.find(oldHost, signal),
+        ]);
+        if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
+        // Who has the address, read immediately before reassigning: reassignment takes it from
+        // whichever interface has it, so that must be the old host, and not another owner's.
+        const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
+        if (holder?.id !== eni.id) {
+          const oldEnis = new Set(old?.interfaces.map((n) => n.id));
+          if (holder && !oldEnis.has(holder.id) && holder.instanceId !== oldHost) {
+            throw new Error(
+              `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is used by ${holder.id}` +
+                `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}, not by ${oldHost}; ` +
+                `free it there, or exclude it from the pool`,
+            );
+          }
+          const other = holder ? claimedByOther(holder, ip) : "";
+          if (holder && other && !adopt) {
+            throw new Error(
+              `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${holder.id} has it recorded for ` +
+                `another assignment (tag ${ownerTagKey(ip)}=${other}); it is not this assignment's to move`,
+            );
+          }
+          await tag(eni.id, ip, signal);
+          await ec2.assign(eni.id, { ips: [ip], allowReassignment: true }, signal).catch(async (err) => {
+            const doing = `moving ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
+            throw await assignFailure(doing, err, instance, eni);
+          });
+          hosts.placed(instance.id);
+        } else {
+          await tag(eni.id, ip, signal);
+        }
+        // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
+        // would keep answering for it.
+        const left = await removeFrom(ip, oldHost, eni.id, signal);
+        await untag([...new Set([...left, ...(holder && holder.id !== eni.id ? [holder.id] : [])])], ip);
+      },
+    };
+    return methods;
+  };
+
+  const common: Omit<EgressIPProvisioner, "addSpecifiedIP" | "removeIP" | "moveIP"> = {
+    findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
+
+    hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
 
     async addRandomIP(host, signal) {
       const { instance, eni } = await target(host, signal);
@@ -202,39 +328,6 @@ export function awsProvisioner(
       }
       hosts.placed(instance.id);
       return canonicalAddress(fresh[0]!);
-    },
-
-    async removeIP(rawIp, host, signal) {
-      await removeFrom(canonicalAddress(rawIp), host, undefined, signal);
-    },
-
-    async moveIP(rawIp, oldHost, newHost, signal) {
-      const ip = canonicalAddress(rawIp);
-      const [{ instance, eni, subnet }, old] = await Promise.all([
-        target(newHost, signal),
-        hosts.find(oldHost, signal),
-      ]);
-      if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
-      if (!holds(eni, ip)) {
-        // Reassignment takes the address from whichever interface has it: make sure that is the old host.
-        const oldEnis = new Set(old?.interfaces.map((n) => n.id));
-        const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
-        if (holder && !oldEnis.has(holder.id) && holder.instanceId !== oldHost && holder.id !== eni.id) {
-          throw new Error(
-            `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is used by ${holder.id}` +
-              `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}, not by ${oldHost}; ` +
-              `free it there, or exclude it from the pool`,
-          );
-        }
-        await ec2.assign(eni.id, { ips: [ip], allowReassignment: true }, signal).catch(async (err) => {
-          const doing = `moving ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
-          throw await assignFailure(doing, err, instance, eni);
-        });
-        hosts.placed(instance.id);
-      }
-      // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
-      // would keep answering for it.
-      await removeFrom(ip, oldHost, eni.id, signal);
     },
 
     async checkIP(rawIp, host, signal) {
@@ -299,5 +392,10 @@ export function awsProvisioner(
           })),
       );
     },
+  };
+  return {
+    ...common,
+    ...owned(config.owner, config.adoptPresent),
+    forOwner: (owner, adopt) => ({ ...common, ...owned(owner, adopt) }),
   };
 }

@@ -28,6 +28,8 @@ export interface Eni {
   instanceId?: string;
   description?: string;
   addresses: EniAddress[];
+  /** The interface's tags; read by {@link Ec2.interfacesInSubnets} only (DescribeInstances omits them). */
+  tags?: Record<string, string>;
 }
 
 /** The parts of an EC2 instance the provisioner works with. */
@@ -78,6 +80,7 @@ function standaloneEni(n: NetworkInterface): Eni {
     instanceId: n.Attachment?.InstanceId,
     description: n.Description,
     addresses: addressesOf(n.PrivateIpAddresses),
+    tags: Object.fromEntries((n.TagSet ?? []).flatMap((t) => (t.Key ? [[t.Key, t.Value ?? ""]] : []))),
   };
 }
 
@@ -273,6 +276,27 @@ export class Ec2 {
             abortSignal,
           },
         ),
+      signal,
+    );
+  }
+
+  /** Sets tags on an interface (CreateTags overwrites a key's value). */
+  async tag(eniId: string, tags: Record<string, string>, signal?: AbortSignal): Promise<void> {
+    const Tags = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+    await this.call(
+      (abortSignal) =>
+        this.client.send(new (sdk().CreateTagsCommand)({ Resources: [eniId], Tags }), { abortSignal }),
+      signal,
+      true,
+    );
+  }
+
+  /** Removes tags (by key) from an interface; an absent key is not an error. */
+  async untag(eniId: string, keys: string[], signal?: AbortSignal): Promise<void> {
+    const Tags = keys.map((Key) => ({ Key }));
+    await this.call(
+      (abortSignal) =>
+        this.client.send(new (sdk().DeleteTagsCommand)({ Resources: [eniId], Tags }), { abortSignal }),
       signal,
     );
   }

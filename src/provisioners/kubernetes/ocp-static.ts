@@ -41,9 +41,14 @@ export function ocpStaticProvisioner(
   const planner = plannerFor(config);
   const { kube, nodes } = planner;
   const namespace = config.namespace;
-  const cloud = config.cloud
+  const cloudBase = config.cloud
     ? shared("ocp-cloud", JSON.stringify(config.cloud), () => awsProvisioner(config.cloud!))
     : undefined;
+  // The instance side acts for the same owner: the interface records it in a tag.
+  const cloud =
+    cloudBase && config.owner !== undefined
+      ? cloudBase.forOwner(config.owner, config.adoptPresent)
+      : cloudBase;
 
   const ns = (doing: string): string => {
     if (!namespace) {

@@ -51,9 +51,10 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     });
   }
   if (failures.length > 0) return { inputs: news, failures };
-  if (usesNamespace(news.provisioner)) {
-    // Who this assignment is in the owner records of the objects that give the namespace its
-    // addresses: the stack's identity (never its name alone) and the URN, made once and kept.
+  if (news.provisioner?.kind !== "none") {
+    // Who this assignment is in the owner records where it puts its address (the namespace's
+    // NetNamespace or EgressIP object, the interface's tag on AWS): the stack's identity (never
+    // its name alone) and the URN, made once and kept.
     try {
       news.ownerId =
         typeof olds.ownerId === "string" ? olds.ownerId : `${await stackIdentity(news.stack)} ${news.owner}`;

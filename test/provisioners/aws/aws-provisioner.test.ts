@@ -5,7 +5,12 @@ import {
   type EC2Client,
 } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { awsProvisioner, type AwsProvisionerOptions } from "../../../src/provisioners/aws/aws-provisioner";
+import {
+  awsProvisioner,
+  ownerTagKey,
+  ownerTagValue,
+  type AwsProvisionerOptions,
+} from "../../../src/provisioners/aws/aws-provisioner";
 import { createProvisioner } from "../../../src/provisioners/create-provisioner";
 import type { EgressIPProvisioner } from "../../../src/provisioners/egress-ip-provisioner";
 import { provisionerConfigProblems } from "../../../src/provisioners/provisioner-config";
@@ -461,5 +466,61 @@ describe("fault injection (what moto does not emulate)", () => {
     );
     // Nine retries were left; the abort ended the wait before any of the ones after it.
     expect(proxy.count("DescribeInstances")).toBeLessThan(10);
+  });
+});
+
+describe("acting for an owner (forOwner): the interface's tag records who put an address there", () => {
+  const ip = "10.0.1.50";
+  const owned = (owner: string, adopt?: boolean) => make().forOwner(owner, adopt);
+  const tagsOf = async (id: string) => {
+    const enis = await interfacesIn(ec2, Object.values(world.subnetIds));
+    const eni = enis.find((n) => n.Attachment?.InstanceId === id)!;
+    return Object.fromEntries((eni.TagSet ?? []).map((t) => [t.Key, t.Value]));
+  };
+
+  it("tags the interface; the same owner's retry is not refused; removing takes the tag off", async () => {
+    const a = owned("stack-1 urn:a");
+    await a.addSpecifiedIP(ip, host(zoneA, 0));
+    expect(await tagsOf(host(zoneA, 0))).toMatchObject({ [ownerTagKey(ip)]: ownerTagValue("stack-1 urn:a") });
+    await a.addSpecifiedIP(ip, host(zoneA, 0)); // the retry of an interrupted create
+    expect(await secondaries(host(zoneA, 0))).toEqual([ip]);
+    await a.removeIP(ip, host(zoneA, 0));
+    expect(await secondaries(host(zoneA, 0))).toEqual([]);
+    expect(await tagsOf(host(zoneA, 0))).not.toHaveProperty(ownerTagKey(ip));
+  });
+
+  it("refuses an address already on the target that another owner's tag claims, unless adopted", async () => {
+    await owned("stack-1 urn:a").addSpecifiedIP(ip, host(zoneA, 0));
+    await expect(owned("stack-2 urn:b").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
+      new RegExp(
+        `already a secondary IP of its interface eni-\\w+, recorded for another assignment \\(tag egress-ipam/10\\.0\\.1\\.50=sha256:`,
+      ),
+    );
+    await owned("stack-2 urn:b", true).addSpecifiedIP(ip, host(zoneA, 0));
+    expect(await tagsOf(host(zoneA, 0))).toMatchObject({ [ownerTagKey(ip)]: ownerTagValue("stack-2 urn:b") });
+  });
+
+  it("refuses an address somebody put on the target without a tag (a VPC CNI warm IP); the plain provisioner still accepts it", async () => {
+    await assignDirectly(host(zoneA, 0), ip);
+    await expect(owned("stack-1 urn:a").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
+      /not put there by this package \(no egress-ipam\/10\.0\.1\.50 tag\).*set adopt: true/,
+    );
+    expect(await tagsOf(host(zoneA, 0))).not.toHaveProperty(ownerTagKey(ip));
+    await p.addSpecifiedIP(ip, host(zoneA, 0)); // without an owner: as before
+  });
+
+  it("never moves an address another owner's tag claims; an untagged one (placed by an earlier version) moves", async () => {
+    await owned("stack-2 urn:b").addSpecifiedIP(ip, host(zoneA, 0));
+    await expect(owned("stack-1 urn:a").moveIP(ip, host(zoneA, 0), host(zoneA, 1))).rejects.toThrow(
+      /has it recorded for another assignment \(tag egress-ipam\/10\.0\.1\.50=sha256:.*not this assignment's to move/,
+    );
+    expect(await secondaries(host(zoneA, 0))).toEqual([ip]);
+
+    await assignDirectly(host(zoneA, 0), "10.0.1.51");
+    await owned("stack-1 urn:a").moveIP("10.0.1.51", host(zoneA, 0), host(zoneA, 1));
+    expect(await secondaries(host(zoneA, 1))).toEqual(["10.0.1.51"]);
+    expect(await tagsOf(host(zoneA, 1))).toMatchObject({
+      [ownerTagKey("10.0.1.51")]: ownerTagValue("stack-1 urn:a"),
+    });
   });
 });
