@@ -8,14 +8,23 @@ import { egressIpAssignmentProvider } from "../resources/egress-ip/egress-ip-ass
 import { ipAllocationProvider } from "../resources/ip-allocation/ip-allocation-provider";
 import { ipPoolProvider } from "../resources/ip-pool/ip-pool-provider";
 import type { ProviderImpl } from "../resources/provider-props";
+import { terminalSafeProvider } from "./terminal-safe-provider";
 
 export type { ProviderImpl };
 
+// Every message of this package's providers reaches the engine's output with control characters escaped.
+const safe = {
+  IpPool: terminalSafeProvider(ipPoolProvider),
+  IpAllocation: terminalSafeProvider(ipAllocationProvider),
+  EgressIpAssignment: terminalSafeProvider(egressIpAssignmentProvider),
+  CidrAssignment: terminalSafeProvider(cidrAssignmentProvider),
+};
+
 const providers: Record<string, () => ProviderImpl> = {
-  IpPool: () => ipPoolProvider,
-  IpAllocation: () => ipAllocationProvider,
-  EgressIpAssignment: () => egressIpAssignmentProvider,
-  CidrAssignment: () => cidrAssignmentProvider,
+  IpPool: () => safe.IpPool,
+  IpAllocation: () => safe.IpAllocation,
+  EgressIpAssignment: () => safe.EgressIpAssignment,
+  CidrAssignment: () => safe.CidrAssignment,
   // The test resource Echo lives in the `testing` export, loaded only when an Echo asks for it
   // (its shim, and the state of Echos written before the shim modules, name this table).
   echo: () => require("pulumi-egress-ipam/testing").echoProvider,
