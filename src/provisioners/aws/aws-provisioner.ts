@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { errorMessage } from "../../core/failure";
+import { warnOnce } from "../../core/warnings";
 import { shellCommand } from "../../core/text";
 import { canonicalAddress } from "../../allocator";
 import { parseAddress } from "../../allocator/address";
@@ -152,13 +153,14 @@ export function awsProvisioner(
 
   /**
    * Takes `ip` off every interface of the host except `keep`; a missing host or address is fine.
-   * Returns the interfaces it was on.
+   * Returns the host's interfaces (but `keep`): where a record of the address may be left.
    */
   const removeFrom = async (ip: string, host: string, keep: string | undefined, signal?: AbortSignal) => {
     const instance = await hosts.find(host, signal);
     const from: string[] = [];
     if (!instance) return from;
     for (const eni of instance.interfaces) {
+      if (eni.id !== keep) from.push(eni.id);
       if (eni.id === keep || !eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
       try {
         await ec2.unassign(eni.id, [ip], signal);
@@ -169,7 +171,6 @@ export function awsProvisioner(
         if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) continue;
         throw ec2Failure(`removing ${ip} from ${eni.id} of host ${hostLabel(instance)}`, err);
       }
-      from.push(eni.id);
       hosts.removed(instance.id);
     }
     return from;
@@ -206,11 +207,17 @@ export function awsProvisioner(
               `the credentials need ec2:CreateTags on network interfaces; an interface takes at most 50 tags`,
             );
           });
+    // A record left behind is harmless (a later placement there overwrites it; an address found
+    // with it is still refused to others), so failing to remove one warns rather than fails.
     const untag = async (eniIds: string[], ip: string) => {
       if (tagged === undefined) return;
       for (const id of eniIds) {
         await ec2.untag(id, [ownerTagKey(ip)]).catch((err) => {
-          if (ec2ErrorCode(err) !== "InvalidNetworkInterfaceID.NotFound") throw err;
+          if (ec2ErrorCode(err) === "InvalidNetworkInterfaceID.NotFound") return;
+          warnOnce(
+            `could not remove the tag ${ownerTagKey(ip)} from ${id}: ${errorMessage(err)}; ` +
+              `the credentials need ec2:DeleteTags on network interfaces (the tag can also be removed by hand)`,
+          );
         });
       }
     };

@@ -100,14 +100,18 @@ export function ocpStaticProvisioner(
   /** Puts the address on the node: cloud (when configured), then HostSubnet, then NetNamespace; undoes on failure. */
   const place = async (ip: string, host: string, name: string, view: EgressView, signal?: AbortSignal) => {
     const namespaceIps = view.netNamespaces.get(name) ?? [];
+    // The undo takes off only what this call put on: an entry that was there already stays.
+    const wasOnHost = view.hostSubnets.get(host)?.egressIPs.includes(ip) ?? false;
     const sdn = async () => {
       await onHostSubnet(ip, host, name, namespaceIps, signal);
       await compensated(
         () => onNetNamespace(ip, name, signal, claim(Boolean(config.adoptPresent))),
-        () => offHostSubnet(ip, host),
+        () => (wasOnHost ? Promise.resolve() : offHostSubnet(ip, host)),
         {
           step: `adding ${ip} to NetNamespace ${name}`,
-          undone: `${ip} was taken off HostSubnet ${host} again`,
+          undone: wasOnHost
+            ? `${ip} stays on HostSubnet ${host}, where it was before`
+            : `${ip} was taken off HostSubnet ${host} again`,
           leftover: `${ip} is still on HostSubnet ${host} and on no NetNamespace: remove it there by hand`,
         },
       );

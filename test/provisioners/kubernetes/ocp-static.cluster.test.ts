@@ -115,6 +115,37 @@ describe("ocp-static provisioner (real kube-apiserver)", () => {
     expect(await hostSubnetIps(w.node.a1)).toEqual(["10.0.1.200"]);
   });
 
+  it("refuses an address another writer gave the namespace, and leaves that writer's HostSubnet entry", async () => {
+    const ip = "10.0.2.60";
+    await setHostSubnetIps(w.node.b1, [ip]);
+    const { objects } = kube();
+    const nn = await objects.read({
+      apiVersion: "network.openshift.io/v1",
+      kind: "NetNamespace",
+      metadata: { name: w.ns.z },
+    });
+    await objects.replace({ ...nn, egressIPs: [ip] } as k8s.KubernetesObject);
+    const owned = createProvisioner({ ...config, namespace: w.ns.z, owner: "stack-1 urn:a" });
+    const add = owned.addSpecifiedIP(ip, w.node.b1);
+    await expect(add).rejects.toThrow(
+      `NetNamespace ${w.ns.z} already lists ${ip} (not recorded as written by this package)`,
+    );
+    await expect(add).rejects.toThrow(`${ip} stays on HostSubnet ${w.node.b1}, where it was before`);
+    expect(await hostSubnetIps(w.node.b1)).toEqual([ip]);
+    expect(await netNamespaceIps(w.ns.z)).toEqual([ip]);
+    // Taken over with adopt, it is this owner's: its removal takes it off both.
+    const adopting = createProvisioner({
+      ...config,
+      namespace: w.ns.z,
+      owner: "stack-1 urn:a",
+      adoptPresent: true,
+    });
+    await adopting.addSpecifiedIP(ip, w.node.b1);
+    await adopting.removeIP(ip, w.node.b1);
+    expect(await hostSubnetIps(w.node.b1)).toEqual([]);
+    expect(await netNamespaceIps(w.ns.z)).toEqual([]);
+  });
+
   describe("a move with a write refused (injected: a ValidatingAdmissionPolicy denies it)", () => {
     const net = "network.openshift.io";
     const ip = "10.0.1.40";
