@@ -9,16 +9,22 @@ import { ipAllocationProvider } from "../resources/ip-allocation/ip-allocation-p
 import { ipPoolProvider } from "../resources/ip-pool/ip-pool-provider";
 import type { ProviderImpl } from "../resources/provider-props";
 import { terminalSafeProvider } from "./terminal-safe-provider";
+import { counted, exitWhenEngineGone } from "./engine-watch";
 
 export type { ProviderImpl };
 
-// Every message of this package's providers reaches the engine's output with control characters escaped.
+// Every message of this package's providers reaches the engine's output with control characters
+// escaped, and every call is counted, for an exit after the engine is gone to wait for.
+const wrapped = (impl: ProviderImpl) => counted(terminalSafeProvider(impl));
 const safe = {
-  IpPool: terminalSafeProvider(ipPoolProvider),
-  IpAllocation: terminalSafeProvider(ipAllocationProvider),
-  EgressIpAssignment: terminalSafeProvider(egressIpAssignmentProvider),
-  CidrAssignment: terminalSafeProvider(cidrAssignmentProvider),
+  IpPool: wrapped(ipPoolProvider),
+  IpAllocation: wrapped(ipAllocationProvider),
+  EgressIpAssignment: wrapped(egressIpAssignmentProvider),
+  CidrAssignment: wrapped(cidrAssignmentProvider),
 };
+
+// Loaded into a dynamic-provider process at its first call: from then on it ends with its engine.
+exitWhenEngineGone();
 
 const providers: Record<string, () => ProviderImpl> = {
   IpPool: () => safe.IpPool,

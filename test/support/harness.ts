@@ -200,6 +200,11 @@ export class Harness {
     this.stack = await this.auto.Stack.select(stackName, workspace);
   }
 
+  /** `pulumi cancel`: removes the lock a killed deployment left on the stack. */
+  async cancel(): Promise<void> {
+    await this.current.cancel();
+  }
+
   /** `pulumi stack export`: the checkpoint's resources. */
   async resources(): Promise<StateResource[]> {
     const deployment = await this.current.exportStack();

@@ -39,3 +39,21 @@ export async function providerProcessesDuring(
   }
   return seen;
 }
+
+/** PIDs of live Pulumi CLI processes running `command` (e.g. `up`) whose working directory is in `dir`. */
+export function cliProcessesIn(dir: string, command: string): number[] {
+  const root = fs.realpathSync(dir);
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+      if (path.basename(argv[0] ?? "") !== "pulumi" || argv[1] !== command) continue;
+      const cwd = fs.readlinkSync(`/proc/${entry}/cwd`);
+      if (cwd === root || cwd.startsWith(root + path.sep)) pids.push(Number(entry));
+    } catch {
+      // Gone while we looked, or not ours to read.
+    }
+  }
+  return pids;
+}

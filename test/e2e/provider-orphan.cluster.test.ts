@@ -1,0 +1,117 @@
+// A `pulumi up` killed with SIGKILL (a CI timeout, the OOM killer) leaves no dynamic-provider
+// process behind: the provider notices that its engine is gone and exits, for a stack-local pool
+// and for a shared pool (Lease timers, Kubernetes client sockets). The next `up` converges with
+// every address held once.
+import * as fs from "node:fs";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Harness } from "../support/harness";
+import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+import { cliProcessesIn, providerProcessesIn } from "../support/provider-processes";
+
+type Pkg = typeof import("../../src/index");
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function until(what: string, ok: () => boolean, ms: number): Promise<number> {
+  const started = Date.now();
+  while (!ok()) {
+    if (Date.now() - started > ms) throw new Error(`${what} did not happen within ${ms / 1000} s`);
+    await sleep(100);
+  }
+  return Date.now() - started;
+}
+
+/**
+ * The file backend writes the checkpoint in place, so a CLI killed while writing it leaves it torn
+ * ("failed to load checkpoint: EOF"; seen in about one run of four here). That is the engine's, not
+ * this package's: the backend keeps the previous checkpoint beside it (`.json.bak`), which a user
+ * restores the same way.
+ */
+function restoreTornCheckpoint(h: Harness): void {
+  try {
+    JSON.parse(fs.readFileSync(h.checkpointFile, "utf8"));
+  } catch {
+    console.log(`the killed CLI left ${h.checkpointFile} torn: restoring its .bak`);
+    fs.copyFileSync(`${h.checkpointFile}.bak`, h.checkpointFile);
+  }
+}
+
+describe("a killed pulumi up leaves no provider process", () => {
+  let ns = "";
+  const harnesses: Harness[] = [];
+  beforeAll(async () => {
+    ns = await freshNamespace("orphan");
+  });
+  afterAll(async () => {
+    // A provider that did not exit (the failure this tests) is stopped by the PID found, never by name.
+    for (const h of harnesses) for (const pid of providerProcessesIn(h.workDir)) process.kill(pid, "SIGKILL");
+    for (const h of harnesses) h.dispose();
+    await kube().core.deleteNamespace({ name: ns });
+  });
+
+  it.each([["stack-local"], ["shared"]])(
+    "%s pool: none is running 15 s after the CLI is killed mid-up, and the next up converges",
+    async (kind) => {
+      const h = Harness.create(`orphan-${kind}`, { env: { KUBECONFIG: testKubeconfig() } });
+      harnesses.push(h);
+      const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const count = 40;
+      const ledgerName = uniqueName("orphan");
+      await h.program(async () => {
+        const pool = new IpPool("pool", {
+          ranges: [{ subnet: "10.72.0.0/24" }],
+          ...(kind === "shared"
+            ? {
+                ledger: {
+                  kind: "kubernetes" as const,
+                  name: ledgerName,
+                  namespace: ns,
+                  context: "admin@test",
+                },
+              }
+            : {}),
+        });
+        const out: Record<string, unknown> = {};
+        for (let i = 0; i < count; i++) out[`a${i}`] = new IpAllocation(`a${i}`, { pool }).ip;
+        return out;
+      });
+
+      const up = h.up().then(
+        () => "finished",
+        () => "failed",
+      );
+      await until("a provider process starting", () => providerProcessesIn(h.workDir).length > 0, 120_000);
+      await sleep(1500); // mid-up: the provider is planning and creating
+      const cli = cliProcessesIn(h.workDir, "up");
+      expect(cli).toHaveLength(1);
+      const providers = providerProcessesIn(h.workDir);
+      expect(providers.length).toBeGreaterThan(0);
+      process.kill(cli[0]!, "SIGKILL");
+      expect(await up).toBe("failed"); // killed before it finished, so the check below means something
+      const took = await until(
+        "every provider process exiting",
+        () => providerProcessesIn(h.workDir).length === 0,
+        15_000,
+      );
+      console.log(
+        `${kind}: provider processes ${providers.join(", ")} exited ${took} ms after the CLI was killed`,
+      );
+
+      restoreTornCheckpoint(h);
+      const made = (await h.resources()).filter((r) => r.type.endsWith("IpAllocation")).length;
+      expect(made).toBeLessThan(count); // it was killed mid-up
+      await h.cancel(); // the lock the killed CLI left on the stack
+      const again = await h.up();
+      const ips = Object.values(again.outputs).map((o) => String(o.value));
+      expect(ips).toHaveLength(count);
+      expect(new Set(ips).size).toBe(count);
+      if (kind === "shared") {
+        const claims = await kube().core.listNamespacedConfigMap({
+          namespace: ns,
+          labelSelector: `egress-ipam/pool=${ledgerName},egress-ipam/role=claim`,
+        });
+        expect(claims.items.map((c) => c.data?.address).sort()).toEqual([...ips].sort());
+      }
+    },
+    240_000,
+  );
+});
