@@ -238,7 +238,7 @@ export function awsProvisioner(
         }
         if (holder) {
           // On the target already: this assignment's own (the retry of an interrupted create) only
-          // when its tag says so; anybody's else, unless adopted.
+          // when its tag says so; anybody else's, unless adopted.
           if (tagged !== undefined && holder.tags?.[ownerTagKey(ip)] !== tagged) {
             if (!adopt) {
               const value = holder.tags?.[ownerTagKey(ip)];
