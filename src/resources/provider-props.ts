@@ -8,6 +8,25 @@ export type ProviderImpl = Required<
   Pick<pulumi.dynamic.ResourceProvider, "check" | "diff" | "create" | "read" | "update" | "delete">
 >;
 
+/** The six methods of a {@link ProviderImpl}. */
+const methods = ["check", "diff", "create", "read", "update", "delete"] as const;
+
+/**
+ * The provider with every method's call passed through `around` (which runs it and may change its
+ * result or error), e.g. to count calls or to rewrite messages.
+ */
+export function aroundCalls(
+  impl: ProviderImpl,
+  around: (method: (typeof methods)[number], call: () => Promise<unknown>) => Promise<unknown>,
+): ProviderImpl {
+  const wrapped: Record<string, unknown> = {};
+  for (const method of methods) {
+    const call = impl[method] as (...args: unknown[]) => Promise<unknown>;
+    wrapped[method] = (...args: unknown[]) => around(method, () => call(...args));
+  }
+  return wrapped as ProviderImpl;
+}
+
 /** Properties without the serialized provider, which the engine adds back to outputs itself. */
 export function withoutProvider(props: Props): Props {
   const { __provider: _provider, ...rest } = props;

@@ -1,5 +1,5 @@
 import * as net from "node:net";
-import type { ProviderImpl } from "../resources/provider-props";
+import { aroundCalls, type ProviderImpl } from "../resources/provider-props";
 
 /**
  * Ends a dynamic-provider process whose engine is gone. Pulumi's Node.js provider host starts this
@@ -68,25 +68,15 @@ const settled: (() => void)[] = [];
 
 /** The provider with its calls counted, so an exit can wait for the ones under way. */
 export function counted(impl: ProviderImpl): ProviderImpl {
-  const count =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      inFlight++;
-      try {
-        return await call(...args);
-      } finally {
-        inFlight--;
-        if (inFlight === 0) settled.splice(0).forEach((resolve) => resolve());
-      }
-    };
-  return {
-    check: count(impl.check),
-    diff: count(impl.diff),
-    create: count(impl.create),
-    read: count(impl.read),
-    update: count(impl.update),
-    delete: count(impl.delete),
-  };
+  return aroundCalls(impl, async (_method, call) => {
+    inFlight++;
+    try {
+      return await call();
+    } finally {
+      inFlight--;
+      if (inFlight === 0) settled.splice(0).forEach((resolve) => resolve());
+    }
+  });
 }
 
 /** Resolves when no counted call is under way, or after `ms`; true when they all finished. */

@@ -1,5 +1,6 @@
 import { terminalSafe } from "../core/text";
-import type { ProviderImpl } from "../resources/provider-props";
+import type * as pulumi from "@pulumi/pulumi";
+import { aroundCalls, type ProviderImpl } from "../resources/provider-props";
 
 /** An error whose message carries a control character, rebuilt with it escaped; others as they are. */
 function safeError(err: unknown): unknown {
@@ -18,26 +19,18 @@ function safeError(err: unknown): unknown {
  * sequence or a line break could forge or hide output.
  */
 export function terminalSafeProvider(impl: ProviderImpl): ProviderImpl {
-  const guard =
-    <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-    async (...args: A): Promise<R> => {
-      try {
-        return await call(...args);
-      } catch (err) {
-        throw safeError(err);
-      }
+  return aroundCalls(impl, async (method, call) => {
+    let result: unknown;
+    try {
+      result = await call();
+    } catch (err) {
+      throw safeError(err);
+    }
+    const failures = method === "check" ? (result as pulumi.dynamic.CheckResult).failures : undefined;
+    if (!failures?.length) return result;
+    return {
+      ...(result as object),
+      failures: failures.map((f) => ({ ...f, reason: terminalSafe(f.reason) })),
     };
-  return {
-    check: async (olds, news) => {
-      const result = await guard(impl.check)(olds, news);
-      if (!result.failures?.length) return result;
-      const failures = result.failures.map((f) => ({ ...f, reason: terminalSafe(f.reason) }));
-      return { ...result, failures };
-    },
-    diff: guard(impl.diff),
-    create: guard(impl.create),
-    read: guard(impl.read),
-    update: guard(impl.update),
-    delete: guard(impl.delete),
-  };
+  });
 }
