@@ -81,6 +81,9 @@ describe("a killed pulumi up leaves no provider process", () => {
       );
       await until("a provider process starting", () => providerProcessesIn(h.workDir).length > 0, 120_000);
       await sleep(1500); // mid-up: the provider is planning and creating
+      // The engine may have started and ended a short-lived provider process first: wait for the one
+      // that serves the deployment.
+      await until("a provider process mid-up", () => providerProcessesIn(h.workDir).length > 0, 30_000);
       const cli = cliProcessesIn(h.workDir, "up");
       expect(cli).toHaveLength(1);
       const providers = providerProcessesIn(h.workDir);
