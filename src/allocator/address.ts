@@ -1,4 +1,5 @@
 import { IpamError } from "../core/ipam-error";
+import { shown } from "../core/text";
 
 /** An address family: 4 for IPv4, 6 for IPv6. The two never mix in one range set. */
 export type AddressFamily = 4 | 6;
@@ -38,7 +39,7 @@ export function familyName(family: AddressFamily): string {
 export function parseAddress(text: string, what = "address"): ParsedAddress {
   const parsed = typeof text === "string" ? tryParseAddress(text) : undefined;
   if (parsed === undefined) {
-    throw new IpamError("INVALID_ADDRESS", `${what} ${JSON.stringify(text)} is not an IPv4 or IPv6 address`);
+    throw new IpamError("INVALID_ADDRESS", `${what} ${shown(text)} is not an IPv4 or IPv6 address`);
   }
   return parsed;
 }

@@ -1,6 +1,7 @@
 import { formatAddress } from "./address";
 import { IpamError } from "../core/ipam-error";
 import { canonicalCidr, parsePrefix } from "./prefix";
+import { shown } from "../core/text";
 
 /** Clouds with a known reserved-address policy. */
 export type CloudProvider = "aws";
@@ -22,7 +23,7 @@ export type CloudProvider = "aws";
  */
 export function cloudReservedAddresses(subnet: string, provider: CloudProvider): string[] {
   if (provider !== "aws") {
-    throw new IpamError("INVALID_CONFIG", `no reserved-address policy for cloud ${JSON.stringify(provider)}`);
+    throw new IpamError("INVALID_CONFIG", `no reserved-address policy for cloud ${shown(provider)}`);
   }
   canonicalCidr(subnet);
   const { family, network, last } = parsePrefix(subnet, "subnet");

@@ -1,4 +1,5 @@
 import { IpamError } from "../core/ipam-error";
+import { shown } from "../core/text";
 
 /** The CNI_ARGS keys host-local understands. */
 export interface CniArgs {
@@ -21,8 +22,7 @@ export function parseCniArgs(text: string): CniArgs {
   const unknown: string[] = [];
   for (const pair of text.split(";")) {
     const kv = pair.split("=");
-    if (kv.length !== 2)
-      throw new IpamError("INVALID_CONFIG", `CNI_ARGS: invalid pair ${JSON.stringify(pair)}`);
+    if (kv.length !== 2) throw new IpamError("INVALID_CONFIG", `CNI_ARGS: invalid pair ${shown(pair)}`);
     const [key = "", value = ""] = kv;
     if (key === "IP") {
       if (value === "") delete out.IP;

@@ -8,7 +8,7 @@
  */
 export { IpamError, isIpamError, type IpamErrorCode } from "../core/ipam-error";
 export { addressFamily, canonicalAddress, type AddressFamily } from "./address";
-export { canonicalCidr } from "./prefix";
+export { canonicalCidr, prefixContains } from "./prefix";
 export { IntervalSet, type ReadonlyIntervalSet } from "./interval-set";
 export { AddressSet, type ReadonlyAddressSet } from "./address-set";
 export { Range, type RangeInit } from "./range";

@@ -4,6 +4,7 @@ import { IpamError, isIpamError } from "../core/ipam-error";
 import { parsePrefix } from "./prefix";
 import { resolveRange, type RangeInit } from "./range";
 import { RangeSet } from "./range-set";
+import { shown } from "../core/text";
 
 /** A route as a CNI config writes it; passed through unchanged. */
 export interface IpamRoute {
@@ -81,9 +82,7 @@ export function loadIpamConfig(bytes: string | Uint8Array, envArgs?: string): Lo
     if (first !== undefined) perFamily[resolveRange(first).family]++;
   }
   if ((perFamily[4] > 1 || perFamily[6] > 1) && !atLeast030(cniVersion)) {
-    throw invalid(
-      `CNI version ${JSON.stringify(cniVersion)} does not support more than one address per family`,
-    );
+    throw invalid(`CNI version ${shown(cniVersion)} does not support more than one address per family`);
   }
   for (let j = 1; j < ranges.length; j++) {
     for (let i = 0; i < j; i++) {
@@ -137,7 +136,7 @@ function requestedIp(raw: unknown, where: string): string {
     const a = raw.includes("/") ? parsePrefix(raw, where) : parseAddress(raw, where);
     return formatAddress(a.family, "address" in a ? a.address : a.value);
   } catch {
-    throw invalid(`${where}: ${JSON.stringify(raw)} is not an IP address`);
+    throw invalid(`${where}: ${shown(raw)} is not an IP address`);
   }
 }
 

@@ -5,6 +5,7 @@ import { IpamError } from "../core/ipam-error";
 import { countUnionIn, firstAbsentIn, IntervalSet, type ReadonlyIntervalSet } from "./interval-set";
 import type { RangeSet } from "./range-set";
 import { resolveRange } from "./range";
+import { shown } from "../core/text";
 
 /**
  * How the next address is chosen.
@@ -130,7 +131,7 @@ export function checkStrategy(value: unknown): AllocationStrategy {
   if (value === "round-robin" || value === "lowest-free") return value;
   throw new IpamError(
     "INVALID_CONFIG",
-    `unknown allocation strategy ${JSON.stringify(value)} (expected "round-robin" or "lowest-free")`,
+    `unknown allocation strategy ${shown(value)} (expected "round-robin" or "lowest-free")`,
   );
 }
 

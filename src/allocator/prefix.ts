@@ -1,5 +1,6 @@
 import { type AddressFamily, familyBits, familyMax, formatAddress, tryParseAddress } from "./address";
 import { IpamError } from "../core/ipam-error";
+import { shown } from "../core/text";
 
 /** A parsed CIDR: the address as written, its prefix length, and the block it denotes. */
 export interface ParsedPrefix {
@@ -23,7 +24,7 @@ export interface ParsedPrefix {
  */
 export function parsePrefix(text: string, what = "CIDR"): ParsedPrefix {
   const bad = (why: string): IpamError =>
-    new IpamError("INVALID_ADDRESS", `${what} ${JSON.stringify(text)} is not a valid CIDR: ${why}`);
+    new IpamError("INVALID_ADDRESS", `${what} ${shown(text)} is not a valid CIDR: ${why}`);
   if (typeof text !== "string") throw bad("expected a string like 10.0.0.0/24");
   const slash = text.indexOf("/");
   if (slash < 0) throw bad("missing the /prefix-length");
@@ -32,7 +33,7 @@ export function parsePrefix(text: string, what = "CIDR"): ParsedPrefix {
   let prefixLength = Number(lengthText);
   const addressText = text.slice(0, slash);
   const parsed = tryParseAddress(addressText);
-  if (parsed === undefined) throw bad(`${JSON.stringify(addressText)} is not an IPv4 or IPv6 address`);
+  if (parsed === undefined) throw bad(`${shown(addressText)} is not an IPv4 or IPv6 address`);
   const { family, value } = parsed;
   if (family === 4 && addressText.indexOf(":") >= 0) {
     if (prefixLength < 96) throw bad("an IPv4-mapped address needs a prefix length of at least 96");
@@ -76,4 +77,14 @@ export function hostBitsError(what: string, text: string, p: ParsedPrefix): Ipam
     `${what} ${text} has host bits set: for a /${p.prefixLength} prefix the network address is ` +
       `${formatAddress(p.family, p.network)} (use ${formatPrefix(p.family, p.network, p.prefixLength)})`,
   );
+}
+
+/**
+ * Whether the address `text` lies inside the CIDR `cidr` (same family, within its block).
+ * @throws IpamError INVALID_ADDRESS when `cidr` is not a CIDR.
+ */
+export function prefixContains(cidr: string, text: string): boolean {
+  const p = parsePrefix(cidr);
+  const a = tryParseAddress(text);
+  return a !== undefined && a.family === p.family && a.value >= p.network && a.value <= p.last;
 }

@@ -3,7 +3,7 @@ import type { KubeClients } from "../kube/kube-config";
 import { poolOfDefinition } from "../resources/pool/canonical-definition";
 import { claimName, ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-names";
 import { ClaimStore, isLive, ofStack, type Claim, type StackRef } from "../ledger/kubernetes/claim-store";
-import { shellCommand } from "../core/text";
+import { shellCommand, shown } from "../core/text";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
 import { CliError, exitCodes } from "./cli-error";
 import {
@@ -32,7 +32,7 @@ export function parseLedgerRef(text: string): LedgerRef {
   const problem = m
     ? (namespaceProblem(m[1]) ?? ledgerNameProblem(m[2]))
     : "give it as kubernetes:<namespace>/<name>, the namespace and name of the IpPool's `ledger`";
-  if (problem) throw new CliError(`--ledger ${JSON.stringify(text)}: ${problem}`);
+  if (problem) throw new CliError(`--ledger ${shown(text)}: ${problem}`);
   return { namespace: m![1]!, name: m![2]! };
 }
 

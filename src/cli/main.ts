@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-import { Command, CommanderError, InvalidArgumentError, Option } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { IpamError } from "../core/ipam-error";
+import { shown } from "../core/text";
 import { CliError, exitCodes, failureLine } from "./cli-error";
 import { stackPools, type PoolUsage } from "./pool-usage";
 import { progressOn } from "./progress";
@@ -23,7 +24,10 @@ Colours only when stdout is a terminal and NO_COLOR is unset (FORCE_COLOR=1 forc
 indicator on stderr only when stderr is a terminal.`;
 
 const stackOption = () =>
-  new Option("-s, --stack <org/project/stack>", "the stack, fully qualified (see `pulumi stack ls --all`)");
+  new Option(
+    "-s, --stack <org/project/stack>",
+    "the stack, fully qualified (see `pulumi stack ls --all`)",
+  ).argParser(stackName);
 
 interface ReportCommandOptions {
   stack?: string;
@@ -139,10 +143,24 @@ export function program(): Command {
   return cli;
 }
 
+// Option values are checked here, not by commander, whose message would quote a value whole.
 function seconds(value: string): number {
   const n = Number(value);
-  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError("give a number of seconds, e.g. 60.");
+  if (!Number.isFinite(n) || n <= 0)
+    throw new CliError(`--timeout ${shown(value)}: give a number of seconds, e.g. 60`);
   return n;
+}
+
+// Pulumi's names: letters, digits, "-", "_" and "."; a stack name has at most 100 characters.
+const stackPart = /^[A-Za-z0-9_.-]{1,100}$/;
+
+function stackName(value: string): string {
+  const parts = value.split("/");
+  if (parts.length === 3 && parts.every((p) => stackPart.test(p))) return value;
+  throw new CliError(
+    `--stack ${shown(value)}: give the stack fully qualified, <org>/<project>/<stack>, e.g. ` +
+      "organization/network/prod (see `pulumi stack ls --all`)",
+  );
 }
 
 /** Runs the CLI on `argv`; never throws: failures become one line on stderr and an exit code. */

@@ -1,6 +1,7 @@
 import { execFile } from "node:child_process";
 import type { CheckpointResource } from "../ledger/stack/stack-checkpoint";
 import { CliError } from "./cli-error";
+import { shown } from "../core/text";
 
 /** A resource of the checkpoint with the timestamps the engine records (Pulumi ≥ 3.100). */
 export interface SnapshotResource extends CheckpointResource {
@@ -81,7 +82,7 @@ export async function readStack(stack: string, pulumi: PulumiCli = {}): Promise<
   }
   if (exported.err !== undefined) {
     throw new CliError(
-      `cannot read stack "${stack}": ${exported.err}; check the name (<org>/<project>/<stack>, ` +
+      `cannot read stack ${shown(stack)}: ${exported.err}; check the name (<org>/<project>/<stack>, ` +
         `see \`pulumi stack ls --all\`) and that PULUMI_BACKEND_URL points at its backend`,
     );
   }

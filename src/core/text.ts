@@ -31,3 +31,22 @@ export function terminalSafe(text: string): string {
       : `\\u${code.toString(16).padStart(4, "0")}`;
   });
 }
+
+/** Longest rendering of a given value in a message. */
+const shownMax = 80;
+
+/**
+ * A value as a message shows it: JSON (strings quoted), every control character escaped (as
+ * {@link terminalSafe}), at most 80 characters, cut with `…`. For echoing what a user gave, whatever
+ * its size: a 100 KB string in a setting gets an 80-character quote, not 100 KB of error.
+ */
+export function shown(value: unknown): string {
+  let json: string;
+  try {
+    json = JSON.stringify(value) ?? String(value);
+  } catch {
+    json = String(value);
+  }
+  json = terminalSafe(json);
+  return json.length <= shownMax ? json : `${json.slice(0, shownMax - 1)}…`;
+}

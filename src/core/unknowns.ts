@@ -8,3 +8,6 @@ export function hasUnknown(value: unknown): boolean {
   if (value && typeof value === "object") return Object.values(value).some(hasUnknown);
   return false;
 }
+
+/** Whether `value` itself is the engine's not-yet-known value (not looking inside it). */
+export const isUnknown = (value: unknown): boolean => value === unknown;

@@ -1,3 +1,5 @@
+import type { ClusterView } from "../kube/cluster-identity";
+
 /** An address a provisioner sees on a host; see {@link EgressIPProvisioner.placements}. */
 export interface Placement {
   /** The address, canonical. */
@@ -76,4 +78,11 @@ export interface EgressIPProvisioner {
    * `pulumi-egress-ipam check` compares it with state to find leaked, missing and misplaced addresses.
    */
   placements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
+  /**
+   * Optional, no call made: which cluster the provisioner's objects are on (Kubernetes kinds: the
+   * cluster its kubeconfig context points at). Resources record it at their first `check` and
+   * refuse every later operation whose context points at another cluster.
+   * @throws IpamError INVALID_CONFIG when the kubeconfig or its context cannot be loaded.
+   */
+  cluster?(): ClusterView;
 }

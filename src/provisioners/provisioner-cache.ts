@@ -19,9 +19,12 @@ const callTimeoutMs = 300_000;
 export const callSignal = (): AbortSignal => AbortSignal.timeout(callTimeoutMs);
 
 /** Problems of a resource's `provisioner` input, as `check` failures under `provisioner.<setting>`. */
-export function provisionerFailures(config: unknown): { property: string; reason: string }[] {
+export function provisionerFailures(
+  config: unknown,
+  at = "provisioner",
+): { property: string; reason: string }[] {
   return provisionerConfigProblems(config).map((p) => ({
-    property: p.property ? `provisioner.${p.property}` : "provisioner",
+    property: p.property ? `${at}.${p.property}` : at,
     reason: p.reason,
   }));
 }

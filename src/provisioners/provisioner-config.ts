@@ -4,6 +4,7 @@ import {
   type KubeProvisionerConfig,
 } from "./kubernetes/kube-provisioner-config";
 import type { AwsProvisionerConfig } from "./aws/aws-provisioner-config";
+import { shown } from "../core/text";
 
 export type { AwsProvisionerConfig };
 
@@ -97,7 +98,7 @@ export function provisionerConfigProblems(config: unknown): { property: string; 
   if (!provisionerKinds.includes(c.kind as (typeof provisionerKinds)[number])) {
     problems.push({
       property: "kind",
-      reason: `unknown provisioner kind ${JSON.stringify(c.kind)}; use one of ${provisionerKinds.join(", ")}`,
+      reason: `unknown provisioner kind ${shown(c.kind)}; use one of ${provisionerKinds.join(", ")}`,
     });
   }
   for (const key of Object.keys(c)) {
@@ -138,13 +139,13 @@ function awsConfigProblems(c: Record<string, unknown>): { property: string; reas
   if (typeof c.region !== "string" || !/^[a-z]{2}(-[a-z0-9]+)+-\d+$/.test(c.region)) {
     problems.push({
       property: "region",
-      reason: `must be an AWS region name such as "us-east-1" (got ${JSON.stringify(c.region)})`,
+      reason: `must be an AWS region name such as "us-east-1" (got ${shown(c.region)})`,
     });
   }
   if (c.endpoint !== undefined && (typeof c.endpoint !== "string" || !isEndpointUrl(c.endpoint))) {
     problems.push({
       property: "endpoint",
-      reason: `must be an http(s) URL such as "https://ec2.us-east-1.amazonaws.com" (got ${JSON.stringify(c.endpoint)})`,
+      reason: `must be an http(s) URL such as "https://ec2.us-east-1.amazonaws.com" (got ${shown(c.endpoint)})`,
     });
   }
   if (c.hostTags !== undefined) {

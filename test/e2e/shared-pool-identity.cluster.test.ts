@@ -1,6 +1,7 @@
 // Who holds an address of a shared pool, off the happy path, with the real engine and the real
 // kube-apiserver: same-named stacks on two backends, a pool renamed with an alias, a preview that
-// is never applied, and a foreign ConfigMap carrying the pool's label.
+// is never applied, a foreign ConfigMap carrying the pool's label, and webmesh node addresses
+// (referenced by stack identity and resource instance, never by names).
 import * as k8s from "@kubernetes/client-node";
 import type { LocalWorkspace } from "@pulumi/pulumi/automation";
 import * as fs from "node:fs";
@@ -380,6 +381,97 @@ describe("who holds an address of a shared pool", () => {
     expect(destroy).toContain("another cluster");
     expect(await claimsOf(pool)).toEqual([ip]);
     workspace.envVars.KUBECONFIG = testKubeconfig();
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("webmesh: two network/prod stacks on two file backends share a node's address until the last one destroys", async () => {
+    const pool = uniqueName("twins");
+    const program = (h: Harness) => async () => {
+      const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const mesh = new IpPool("mesh", { network: "10.43.0.0/29", ledger: ledgerOf(pool) });
+      return { prefix: new IpAllocation("node-1", { pool: mesh, nodeId: "node-1" }).prefix };
+    };
+    const first = stack("network");
+    const second = stack("network");
+    expect(first.fqStackName).toBe(second.fqStackName);
+    await first.program(program(first));
+    await second.program(program(second));
+    const one = (await first.up()).outputs.prefix?.value;
+    const two = (await second.up()).outputs.prefix?.value;
+    expect(two).toBe(one);
+    await first.destroy();
+    // The second stack still uses the node's address: its claim stays.
+    expect(await claimsOf(pool)).toEqual([String(one).split("/")[0]]);
+    await second.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("webmesh: a node allocation moved to another pool object on the same ledger keeps its claim", async () => {
+    const pool = uniqueName("moved");
+    const h = stack("mesh-move");
+    const program = (from: "a" | "b") => async () => {
+      const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const a = new IpPool("mesh-a", { network: "10.43.1.0/29", ledger: ledgerOf(pool) });
+      const b = new IpPool("mesh-b", { network: "10.43.1.0/29", ledger: ledgerOf(pool) });
+      const mesh = from === "a" ? a : b;
+      return { prefix: new IpAllocation("node-1", { pool: mesh, nodeId: "node-1" }).prefix };
+    };
+    await h.program(program("a"));
+    const before = String((await h.up()).outputs.prefix?.value);
+    // A replacement (another pool object), created before the old copy is deleted.
+    await h.program(program("b"));
+    const after = String((await h.up()).outputs.prefix?.value);
+    expect(after).toBe(before);
+    expect(await claimsOf(pool)).toEqual([before.split("/")[0]]);
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
+  it("webmesh: a lost node claim is found by refresh and made again by up; an earlier version's references migrate", async () => {
+    const pool = uniqueName("lost");
+    const h = stack("mesh-lost");
+    await h.program(async () => {
+      const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const mesh = new IpPool("mesh", { network: "10.43.2.0/29", ledger: ledgerOf(pool) });
+      return { prefix: new IpAllocation("node-1", { pool: mesh, nodeId: "node-1" }).prefix };
+    });
+    const ip = String((await h.up()).outputs.prefix?.value).split("/")[0]!;
+    const claimName = (await claimObjects(pool))[0]!.metadata!.name!;
+    await kube().core.deleteNamespacedConfigMap({ name: claimName, namespace: ns });
+    const refresh = await h.refresh();
+    expect(refresh.summary.resourceChanges?.update).toBe(1);
+    const recorded = (await h.resources()).find((r) => r.urn.endsWith("::node-1"));
+    expect(String(recorded?.outputs?.claim)).toContain(`node address ${ip} of node node-1 has no claim`);
+    expect((await h.preview()).op("node-1")).toBe("update");
+    await h.up();
+    expect(await claimsOf(pool)).toEqual([ip]);
+
+    // What an earlier version wrote: no stackId or nodeRef in state, `<stack> <urn>` in the claim.
+    const checkpoint = JSON.parse(fs.readFileSync(h.checkpointFile, "utf8"));
+    let urn = "";
+    for (const r of checkpoint.checkpoint.latest.resources as Record<string, Record<string, unknown>>[]) {
+      for (const props of [r.inputs, r.outputs]) {
+        if (!props) continue;
+        delete props.stackId;
+        delete props.nodeRef;
+      }
+      if (String(r.urn).endsWith("::node-1")) urn = String(r.urn);
+    }
+    fs.writeFileSync(h.checkpointFile, JSON.stringify(checkpoint));
+    const cm = (await claimObjects(pool))[0]!;
+    const legacy = `${h.fqStackName} ${urn}`;
+    const withoutStackId = ({ stackId: _id, ...data }: Record<string, string> = {}) => data;
+    await kube().core.replaceNamespacedConfigMap({
+      name: cm.metadata!.name!,
+      namespace: ns,
+      body: { ...cm, data: { ...withoutStackId(cm.data), refs: JSON.stringify([legacy]) } },
+    });
+    expect((await h.preview()).op("node-1")).toBe("update");
+    await h.up();
+    const refs = JSON.parse(String((await claimObjects(pool))[0]!.data?.refs)) as string[];
+    expect(refs).toHaveLength(1);
+    expect(refs[0]).toMatch(/^stack-[0-9a-f]{24} urn:\S+::node-1 [0-9a-f-]{36}$/);
     await h.destroy();
     expect(await claimsOf(pool)).toEqual([]);
   });

@@ -1,5 +1,6 @@
 import { formatAddress, parseAddress, tryParseAddress } from "../../allocator/address";
 import { IpamError } from "../../core/ipam-error";
+import { shown } from "../../core/text";
 
 // Names of the Kubernetes objects of a shared pool. The claim of an address is named from the pool
 // and the address itself, so the API server's AlreadyExists is what makes a second claim of one
@@ -21,7 +22,7 @@ const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 export function ledgerNameProblem(name: unknown): string | undefined {
   if (typeof name !== "string" || !dnsLabel.test(name) || name.length > 40) {
     return (
-      `${JSON.stringify(name)} is not a pool ledger name: use lowercase letters, digits and "-" ` +
+      `${shown(name)} is not a pool ledger name: use lowercase letters, digits and "-" ` +
       `(at most 40, starting and ending with a letter or digit), e.g. "egress-prod"`
     );
   }
@@ -31,7 +32,7 @@ export function ledgerNameProblem(name: unknown): string | undefined {
 /** Why `namespace` is not a Kubernetes namespace name, or undefined when it is one. */
 export function namespaceProblem(namespace: unknown): string | undefined {
   if (typeof namespace !== "string" || !dnsLabel.test(namespace) || namespace.length > 63) {
-    return `${JSON.stringify(namespace)} is not a Kubernetes namespace name (a DNS label such as "ipam")`;
+    return `${shown(namespace)} is not a Kubernetes namespace name (a DNS label such as "ipam")`;
   }
   return undefined;
 }
@@ -81,7 +82,7 @@ export function parseDuration(text: unknown, what: string): number {
   if (!(ms > 0)) {
     throw new IpamError(
       "INVALID_CONFIG",
-      `${what} ${JSON.stringify(text)} is not a duration: write it like "10s", "500ms" or "2m"`,
+      `${what} ${shown(text)} is not a duration: write it like "10s", "500ms" or "2m"`,
     );
   }
   return Math.round(ms);

@@ -4,6 +4,7 @@ import { isAlreadyExists, isNotFound } from "../../kube/kube-errors";
 import { addressOfClaimName, claimName, poolLabel, roleLabel, roles } from "./claim-names";
 import { warnOnce } from "../../core/warnings";
 import { ledgerUnavailable, type LedgerPlace } from "./ledger-unavailable";
+import { shown } from "../../core/text";
 
 /**
  * One address of a shared pool as its ConfigMap records it. A `hold` is written at `check` (preview
@@ -34,7 +35,10 @@ export interface Claim {
   expires: number;
   /** The webmesh node ID of a node address. */
   nodeId?: string;
-  /** For a node address: every `<stack> <urn>` that created a resource for it (it is shared). */
+  /**
+   * For a node address: a reference per resource made for it (it is shared), `<stack identity>
+   * <urn> <instance>`; earlier versions wrote `<stack> <urn>`.
+   */
   refs?: string[];
   /** `<stack> <urn>` of the owner whose lapsed hold this object took over, if it did. */
   takenFrom?: string;
@@ -66,6 +70,20 @@ export interface StackRef {
  */
 export const ofStack = (c: Pick<Claim, "stack" | "stackId">, me: StackRef): boolean =>
   c.stackId !== undefined ? c.stackId === me.stackId : c.stack === me.stack;
+
+/**
+ * The URN of a resource of the stack `me` among the references of the node address claim `c`, or
+ * undefined when none of them is of that stack.
+ */
+export function nodeReferrer(c: Pick<Claim, "refs">, me: StackRef): string | undefined {
+  for (const ref of c.refs ?? []) {
+    const space = ref.indexOf(" ");
+    const stack = ref.slice(0, space);
+    if (space < 0 || (stack !== me.stackId && stack !== me.stack)) continue;
+    return ref.slice(space + 1).replace(/ [0-9a-f-]{36}$/, "");
+  }
+  return undefined;
+}
 
 /** Whether `c` belongs to the holder `owner` of the stack `me`. */
 export const ownedBy = (
@@ -150,7 +168,7 @@ export class ClaimStore {
       try {
         expected = claimName(this.pool, c.ip);
       } catch {
-        why = `its address ${JSON.stringify(c.ip)} is not an IP address`;
+        why = `its address ${shown(c.ip)} is not an IP address`;
       }
       if (expected !== undefined && expected !== name) {
         why = `it says address ${c.ip}, whose claim would be named "${expected}"`;

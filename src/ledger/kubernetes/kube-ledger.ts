@@ -7,6 +7,7 @@ import {
   describeHolder,
   holderKey,
   isLive,
+  nodeReferrer,
   ofStack,
   ownedBy,
   tookFrom,
@@ -27,6 +28,8 @@ export interface KubeLedgerConfig {
   namespace: string;
   /** kubeconfig context; default the current one. */
   context?: string;
+  /** The cluster the ledger must be on (the `cluster` setting), checked at `check`. */
+  cluster?: string;
   /** Lease duration (default 10 s). */
   lockDuration: number;
   /** How long planning waits for the Lease (default 30 s). */
@@ -353,7 +356,14 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     holders: async () => {
       const at = Date.now();
       const claims = (await store.list()).filter((c) => isLive(c, at));
-      return new Map(claims.map((c) => [c.ip, ofStack(c, me) && c.state === "claim" ? c.owner : who(c)]));
+      // A node address is shared: it is this stack's while a resource of this stack references it.
+      const heldAs = (c: Claim) =>
+        c.nodeId !== undefined && c.state === "claim"
+          ? (nodeReferrer(c, me) ?? who(c))
+          : ofStack(c, me) && c.state === "claim"
+            ? c.owner
+            : who(c);
+      return new Map(claims.map((c) => [c.ip, heldAs(c)]));
     },
   };
 }

@@ -4,9 +4,14 @@ import { describeHolder, isLive, ownedBy, type Claim } from "./claim-store";
 import type { KubeLedger } from "./kube-ledger";
 
 // Webmesh node addresses in a shared pool: the seed's `Allocate(ctx, nodeID)` with the pool's claim
-// objects as storage. A node's address is one claim carrying the node ID; every stack that creates
-// a resource for the node adds itself to the claim's `refs`, and the claim goes when the last one
-// deletes its resource. So the same node ID gets the same address from any stack.
+// objects as storage. A node's address is one claim carrying the node ID; every resource made for
+// the node (in any stack) adds its reference to the claim's `refs`, and the claim goes when the last
+// one deletes its resource. So the same node ID gets the same address from any stack.
+//
+// A reference names one resource instance: the stack's identity, the URN and a value made at its
+// create (`nodeRef`), kept in its state. Never the stack's name alone (two same-named stacks on two
+// backends are two references), and never the URN alone (a replacement's create and its old copy's
+// delete are two references). Earlier versions wrote `<stack> <urn>`: {@link legacyNodeRef}.
 
 /** A node network: the pool's `network` and `static` inputs, validated. */
 export interface NodeNetwork {
@@ -14,7 +19,8 @@ export interface NodeNetwork {
   static: Record<string, string>;
 }
 
-const ref = (ledger: KubeLedger, owner: string) => `${ledger.stack} ${owner}`;
+/** The reference an earlier version wrote for a resource of `stack` (its name) with URN `owner`. */
+export const legacyNodeRef = (stack: string, owner: string): string => `${stack} ${owner}`;
 
 /**
  * The allocator's {@link Store} over one listing of the pool's claims: `reserve` writes a hold
@@ -74,7 +80,9 @@ export function planNodeAddress(
 }
 
 /**
- * Makes the claim of `ip` a claim of `nodeId` referenced by `owner` (this ledger's stack).
+ * Makes the claim of `ip` a claim of `nodeId` with the reference `ref` (of `owner`, a resource of
+ * this ledger's stack), in place of `replaces` (the same resource's reference written by an earlier
+ * version) when given. A claim lost since is made again while the address is free.
  * @throws IpamError IP_UNAVAILABLE naming the holder when the address went to another node.
  */
 export function claimNodeAddress(
@@ -82,6 +90,8 @@ export function claimNodeAddress(
   owner: string,
   nodeId: string,
   ip: string,
+  ref: string,
+  replaces?: string,
 ): Promise<void> {
   return ledger.withPoolLock(() =>
     retryOnConflict(`claiming ${ip} for node ${nodeId} in ${ledger.what}`, async () => {
@@ -93,8 +103,16 @@ export function claimNodeAddress(
             `${c.nodeId ? `node ${c.nodeId}, ` : ""}${describeHolder(c)}; run the update again to plan another`,
         );
       }
-      const refs = [...new Set([...(c?.nodeId === nodeId ? (c.refs ?? []) : []), ref(ledger, owner)])];
-      const fields = { state: "claim" as const, stack: c?.stack ?? ledger.stack, owner: c?.owner ?? owner };
+      const kept = (c?.nodeId === nodeId ? (c.refs ?? []) : []).filter((r) => r !== replaces);
+      const refs = [...new Set([...kept, ref])];
+      // Who made the claim first (for messages); its references decide who uses it.
+      const first = c ?? { stack: ledger.stack, stackId: ledger.me.stackId, owner };
+      const fields = {
+        state: "claim" as const,
+        stack: first.stack,
+        ...(first.stackId === undefined ? {} : { stackId: first.stackId }),
+        owner: first.owner,
+      };
       const claim = { ...fields, seq: 0, expires: 0, nodeId, refs };
       if (c) await ledger.store.replace(c, claim);
       else if (!(await ledger.store.create(ip, claim))) {
@@ -104,24 +122,51 @@ export function claimNodeAddress(
   );
 }
 
-/** Drops `owner`'s reference to the node address `ip`; the claim goes with its last reference. */
+/**
+ * Drops the reference `ref` (of `owner`) to the node address `ip`; the claim goes with its last
+ * reference.
+ */
 export function releaseNodeAddress(
   ledger: KubeLedger,
   owner: string,
   nodeId: string,
   ip: string,
+  ref: string,
 ): Promise<void> {
   return retryOnConflict(`releasing ${ip} of node ${nodeId} in ${ledger.what}`, async () => {
     const c = await ledger.store.read(ip);
     if (!c || c.nodeId !== nodeId) return;
-    const mine = ref(ledger, owner);
-    if (!(c.refs ?? []).includes(mine)) {
+    if (!(c.refs ?? []).includes(ref)) {
       // Planned but never created: only this owner's own hold goes.
       if (c.state === "hold" && ownedBy(c, ledger.me, owner)) await ledger.store.delete(c);
       return;
     }
-    const refs = c.refs!.filter((r) => r !== mine);
+    const refs = c.refs!.filter((r) => r !== ref);
     if (refs.length === 0) await ledger.store.delete(c);
     else await ledger.store.replace(c, { ...c, refs });
   });
+}
+
+/**
+ * What is wrong with the claim of the node address `ip` that the resource with reference `ref`
+ * holds, or undefined when the claim is of `nodeId` and carries `ref`.
+ */
+export async function nodeClaimProblem(
+  ledger: KubeLedger,
+  nodeId: string,
+  ip: string,
+  ref: string,
+): Promise<string | undefined> {
+  const c = await ledger.store.read(ip);
+  if (!c) return `node address ${ip} of node ${nodeId} has no claim in ${ledger.what}`;
+  if (c.nodeId !== nodeId) {
+    return (
+      `node address ${ip} of node ${nodeId} is claimed in ${ledger.what} by ` +
+      `${c.nodeId ? `node ${c.nodeId}, ` : ""}${describeHolder(c, ledger.me)}`
+    );
+  }
+  if (c.state !== "claim" || !(c.refs ?? []).includes(ref)) {
+    return `the claim of node address ${ip} (node ${nodeId}) in ${ledger.what} does not reference this resource`;
+  }
+  return undefined;
 }

@@ -1,4 +1,6 @@
 import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
+import { clusterSettingProblem } from "../../kube/cluster-identity";
+import { shown } from "../../core/text";
 
 /** Settings every Kubernetes provisioner (`ocp-static`, `ocp-dynamic`, `ovn`) shares. */
 export interface KubeProvisionerSettings {
@@ -7,6 +9,13 @@ export interface KubeProvisionerSettings {
    * pulumi-kubernetes read them); default: the current context. Only the name is stored in state.
    */
   context?: string;
+  /**
+   * The cluster the provisioner must talk to, as state records it (`ca sha256:<16 hex>` of its CA,
+   * or `server <url>` for a kubeconfig without a CA). Default: the cluster of the resource's first
+   * `up`, kept in its state. Declaring it refuses any other cluster from the start, and re-pins
+   * after a CA rotation (an update, nothing moves).
+   */
+  cluster?: string;
   /** Labels every eligible Node carries, e.g. `{ "node-role.kubernetes.io/worker": "" }`; default: every Node. */
   nodeSelector?: Record<string, string>;
   /** The Node label whose value is the failure domain (default `topology.kubernetes.io/zone`). */
@@ -81,9 +90,11 @@ export function kubeConfigProblems(
   if (c.context !== undefined && (typeof c.context !== "string" || c.context === "")) {
     problems.push({
       property: "context",
-      reason: `must be the name of a kubeconfig context (got ${JSON.stringify(c.context)}); leave it out to use the current context`,
+      reason: `must be the name of a kubeconfig context (got ${shown(c.context)}); leave it out to use the current context`,
     });
   }
+  const clusterProblem = c.cluster === undefined ? undefined : clusterSettingProblem(c.cluster);
+  if (clusterProblem) problems.push({ property: "cluster", reason: clusterProblem });
   if (c.nodeSelector !== undefined) {
     const sel = c.nodeSelector as Record<string, unknown>;
     const ok = sel && typeof sel === "object" && !Array.isArray(sel);
@@ -95,21 +106,20 @@ export function kubeConfigProblems(
         property: "nodeSelector",
         reason:
           `must map Node label keys to values, e.g. { "node-role.kubernetes.io/worker": "" }` +
-          (bad.length > 0
-            ? ` (invalid: ${bad.map(([k, v]) => `${k}=${JSON.stringify(v)}`).join(", ")})`
-            : ""),
+          (bad.length > 0 ? ` (invalid: ${bad.map(([k, v]) => `${k}=${shown(v)}`).join(", ")})` : ""),
       });
     }
   }
   if (c.zoneLabel !== undefined && (typeof c.zoneLabel !== "string" || !isLabelKey(c.zoneLabel))) {
     problems.push({
       property: "zoneLabel",
-      reason: `must be a Node label key such as "${defaultZoneLabel}" (got ${JSON.stringify(c.zoneLabel)})`,
+      reason: `must be a Node label key such as "${defaultZoneLabel}" (got ${shown(c.zoneLabel)})`,
     });
   }
   const keys = new Set([
     "kind",
     "context",
+    "cluster",
     "nodeSelector",
     "zoneLabel",
     ...(c.kind === "ocp-static" ? ["cloud"] : []),

@@ -8,6 +8,7 @@ import { plannerFor } from "./node-planner";
 import type { OcpDynamicProvisionerConfig } from "./kube-provisioner-config";
 import type { InstanceSettings } from "../provisioner-config";
 import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
+import { clusterView } from "../../kube/cluster-identity";
 
 /** The host an `ocp-dynamic` egress IP shows: the SDN master picks the node among those with egressCIDRs. */
 export const automaticHost = "(automatic)";
@@ -113,6 +114,7 @@ export function ocpDynamicProvisioner(
   return {
     findHostForNewIP: (zone, signal) => choose(zone, signal),
     hostServes: async () => true,
+    cluster: () => clusterView(planner.kube),
 
     async addSpecifiedIP(rawIp, _host, signal) {
       const ip = canonicalAddress(rawIp);

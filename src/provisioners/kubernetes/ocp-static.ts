@@ -12,6 +12,8 @@ import { plannerFor, type AddressLocations } from "./node-planner";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
 import type { InstanceSettings } from "../provisioner-config";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
+import { clusterView } from "../../kube/cluster-identity";
+import { shown } from "../../core/text";
 
 /** The instance ID in an AWS providerID (`aws:///us-east-1a/i-0abc` → `i-0abc`). */
 export function awsInstanceId(providerID: string | undefined): string | undefined {
@@ -67,7 +69,7 @@ export function ocpStaticProvisioner(
     if (hs.egressCIDRs.length > 0)
       return `its HostSubnet has egressCIDRs ${hs.egressCIDRs.join(", ")} (automatic mode)`;
     if (cloud && !awsInstanceId(node.providerID))
-      return `no AWS providerID (got ${JSON.stringify(node.providerID ?? "")})`;
+      return `no AWS providerID (got ${shown(node.providerID ?? "")})`;
     return "";
   };
 
@@ -130,6 +132,7 @@ export function ocpStaticProvisioner(
 
   return {
     findHostForNewIP: (zone, signal) => choose(zone, undefined, signal),
+    cluster: () => clusterView(planner.kube),
     findHostForIP: (ip, zone, signal) => choose(zone, canonicalAddress(ip), signal),
 
     async hostServes(host, zone, signal) {

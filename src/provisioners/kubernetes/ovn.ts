@@ -22,6 +22,7 @@ import {
   withoutOwner,
   type Owners,
 } from "./owners";
+import { clusterView } from "../../kube/cluster-identity";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
@@ -218,6 +219,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     findHostForNewIP: (zone, signal) => choose(zone, undefined, signal),
     findHostForIP: (ip, zone, signal) => choose(zone, canonicalAddress(ip), signal),
     hostServes: (host, zone, signal) => nodes.serves(host, zone, signal),
+    cluster: () => clusterView(planner.kube),
 
     async addSpecifiedIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);

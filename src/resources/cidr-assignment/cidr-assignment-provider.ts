@@ -6,6 +6,11 @@ import { callSignal, provisionerFailures, provisionerFor } from "../../provision
 import { hasUnknown } from "../../core/unknowns";
 import { withInstanceSettings } from "../../provisioners/provisioner-config";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
+import { shapeFailures } from "../input-shape";
+import { cidrAssignmentInputs } from "../resource-inputs";
+
+const whatOf = (props: Props) => `CidrAssignment ${String(props.owner)}`;
 
 /** The kinds whose assignment changes objects others may share (HostSubnets, Nodes): they keep owner records. */
 const recordsOwners = (props: Props) => ["ocp-dynamic", "ovn"].includes(props.provisioner?.kind);
@@ -25,6 +30,8 @@ const cidrProvisioner = (props: Props, adoptPresent?: boolean) =>
   );
 
 async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  const malformed = shapeFailures(news, cidrAssignmentInputs);
+  if (malformed.length > 0) return { inputs: news, failures: malformed };
   if ([news.pool, news.provisioner, news.requestedHosts, news.failureDomain].some(hasUnknown)) {
     return { inputs: news };
   }
@@ -41,6 +48,15 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
   if (failures.length > 0 || !pool) return { inputs: news, failures };
 
   const cidrs = poolSubnets(pool.rangeSets);
+  // Before any call: the provisioner's context must still point at the cluster of its hosts.
+  let elsewhere: Failure | undefined;
+  try {
+    elsewhere = pinProvisionerCluster(olds, news, cidrProvisioner({ ...news, cidrs }), whatOf(news));
+  } catch (e) {
+    // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's.
+    elsewhere = { property: "provisioner.context", reason: errorMessage(e) };
+  }
+  if (elsewhere) return { inputs: news, failures: [elsewhere] };
   // Who this assignment is on the objects it changes: the stack's identity (never its name alone:
   // same-named stacks of two backends are two owners) and the URN, made once and kept.
   let ownerId: string | undefined = typeof olds.ownerId === "string" ? olds.ownerId : undefined;
@@ -89,12 +105,16 @@ export const cidrAssignmentProvider: ProviderImpl = {
 
   async diff(_id, olds, news) {
     const replaces: string[] = [];
-    if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
+    if (placementSettings(olds.provisioner) !== placementSettings(news.provisioner))
+      replaces.push("provisioner");
     if (JSON.stringify(olds.cidrs) !== JSON.stringify(news.cidrs)) replaces.push("pool");
+    // A cluster recorded or re-pinned (the provisioner's `cluster` setting) is an update that moves nothing.
     const changes =
       replaces.length > 0 ||
       JSON.stringify(olds.hosts) !== JSON.stringify(news.hosts) ||
-      olds.ownerId !== news.ownerId;
+      olds.ownerId !== news.ownerId ||
+      olds.cluster !== news.cluster ||
+      JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner);
     // The old assignment lets go first: on ovn its delete would take the label the new one just set.
     return { changes, replaces, ...(replaces.length > 0 ? { deleteBeforeReplace: true } : {}) };
   },
@@ -124,6 +144,7 @@ export const cidrAssignmentProvider: ProviderImpl = {
   },
 
   async delete(_id, props) {
+    assertProvisionerCluster(props, cidrProvisioner(props), whatOf(props), "nothing was removed");
     await unassign(props, props.hosts ?? []);
   },
 };

@@ -8,6 +8,13 @@ import { noUsableAnswer } from "../../provisioners/no-usable-answer";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
+import { shown } from "../../core/text";
+import { shapeFailures } from "../input-shape";
+import type { EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
+import { egressIpAssignmentInputs } from "../resource-inputs";
+
+const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
 
 /** Whether a provisioner kind writes per-namespace objects (and so needs the EgressIp's namespace). */
 const usesNamespace = (config: Props | undefined): boolean =>
@@ -29,6 +36,8 @@ export function assignmentConfig(props: Props): ScopedProvisionerConfig {
 }
 
 async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
+  const malformed = shapeFailures(news, egressIpAssignmentInputs);
+  if (malformed.length > 0) return { inputs: news, failures: malformed };
   if ([news.ip, news.provisioner, news.pinnedHost, news.namespace, news.adopt].some(hasUnknown))
     return { inputs: news };
   const failures: Failure[] = provisionerFailures(news.provisioner);
@@ -47,7 +56,7 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   if (news.adopt !== undefined && typeof news.adopt !== "boolean") {
     failures.push({
       property: "adopt",
-      reason: `adopt must be true or false, not ${JSON.stringify(news.adopt)}`,
+      reason: `adopt must be true or false, not ${shown(news.adopt)}`,
     });
   }
   if (failures.length > 0) return { inputs: news, failures };
@@ -63,7 +72,16 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     }
   }
 
-  const provisioner = provisionerFor(assignmentConfig(news));
+  let provisioner: EgressIPProvisioner;
+  try {
+    provisioner = provisionerFor(assignmentConfig(news));
+  } catch (e) {
+    // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's.
+    return { inputs: news, failures: [{ property: "provisioner.context", reason: errorMessage(e) }] };
+  }
+  // Before any call: the provisioner's context must still point at the cluster the address is on.
+  const elsewhere = pinProvisionerCluster(olds, news, provisioner, whatOf({ ...news, ip }));
+  if (elsewhere) return { inputs: news, failures: [elsewhere] };
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
   let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
   try {
@@ -98,9 +116,16 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   async diff(_id, olds, news) {
     const replaces: string[] = [];
     if (olds.ip !== news.ip) replaces.push("ip");
-    if (JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner)) replaces.push("provisioner");
+    if (placementSettings(olds.provisioner) !== placementSettings(news.provisioner))
+      replaces.push("provisioner");
     if (olds.namespace !== news.namespace && usesNamespace(news.provisioner)) replaces.push("namespace");
-    const changes = replaces.length > 0 || olds.host !== news.host || olds.namespace !== news.namespace;
+    // A cluster recorded or re-pinned (the provisioner's `cluster` setting) is an update that moves nothing.
+    const changes =
+      replaces.length > 0 ||
+      olds.host !== news.host ||
+      olds.namespace !== news.namespace ||
+      olds.cluster !== news.cluster ||
+      JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner);
     // The same address on a new resource: the old one must let go of it first, or its delete would
     // take the address off the host (or namespace) the new one just put it on.
     const deleteBeforeReplace = replaces.length > 0 && olds.ip === news.ip;
@@ -114,8 +139,10 @@ export const egressIpAssignmentProvider: ProviderImpl = {
 
   async read(id, props) {
     if (!props.host) return { id, props };
+    const provisioner = provisionerFor(assignmentConfig(props));
+    assertProvisionerCluster(props, provisioner, whatOf(props), "nothing was recorded");
     try {
-      await provisionerFor(assignmentConfig(props)).checkIP(props.ip, props.host, callSignal());
+      await provisioner.checkIP(props.ip, props.host, callSignal());
       return { id, props };
     } catch (e) {
       // A check that could not be made (API unreachable, refused, throttled, failing) says nothing
@@ -156,6 +183,8 @@ export const egressIpAssignmentProvider: ProviderImpl = {
 
   async delete(_id, props) {
     const host = props.host || props.placement?.from;
-    if (host) await provisionerFor(assignmentConfig(props)).removeIP(props.ip, host, callSignal());
+    const provisioner = provisionerFor(assignmentConfig(props));
+    assertProvisionerCluster(props, provisioner, whatOf(props), "nothing was removed");
+    if (host) await provisioner.removeIP(props.ip, host, callSignal());
   },
 };

@@ -9,7 +9,13 @@ import {
   type ResolvedPool,
 } from "../pool/pool-spec";
 import { withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
-import { checkNodeAllocation, createNodeAllocation, deleteNodeAllocation } from "./mesh-node-allocation";
+import {
+  checkNodeAllocation,
+  createNodeAllocation,
+  deleteNodeAllocation,
+  nodeAllocationProblem,
+  updateNodeAllocation,
+} from "./mesh-node-allocation";
 import { assertSameCluster, isShared, ledgerFor, pinCluster, sharedLedgerFor } from "../pool/ledger-option";
 import { IpamError } from "../../core/ipam-error";
 import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
@@ -17,6 +23,9 @@ import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { randomUUID } from "node:crypto";
 import { holdersAhead, readQueue, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
+import { shapeFailures } from "../input-shape";
+import { provisionerFailures } from "../../provisioners/provisioner-cache";
+import { ipAllocationInputs } from "../resource-inputs";
 
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
 function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
@@ -38,9 +47,12 @@ function takeHolder(checked: Props): { news: Props; queue: unknown } {
 
 async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
   const { news, queue } = takeHolder(checked);
+  const malformed = shapeFailures(news, ipAllocationInputs);
+  if (malformed.length > 0) return { inputs: news, failures: malformed };
   if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId].some(hasUnknown))
     return { inputs: news };
-  const failures: Failure[] = [];
+  const failures: Failure[] =
+    news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");
   const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
   failures.push(...poolFailures);
   if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
@@ -156,8 +168,8 @@ export const ipAllocationProvider: ProviderImpl = {
   async create(inputs) {
     const record = readRecord(inputs)!;
     if (inputs.nodeId !== undefined) {
-      await createNodeAllocation(inputs);
-      return { id: record.ips.join(","), outs: withoutProvider(inputs) };
+      const nodeRef = await createNodeAllocation(inputs);
+      return { id: record.ips.join(","), outs: { ...withoutProvider(inputs), nodeRef } };
     }
     const ledger = ledgerFor(inputs, inputs.pool?.ledger, `IpAllocation ${record.owner} (create)`);
     // This instance's claims: a later replacement writes its own, and this one's delete leaves those.
@@ -169,8 +181,14 @@ export const ipAllocationProvider: ProviderImpl = {
 
   async read(id, props) {
     // Refresh reads the holder's claims: a problem is recorded (`claim`), the next up repairs or refuses it.
-    const problems = await claimProblems(props, false);
     const { claim: _previous, ...rest } = props;
+    if (props.nodeId !== undefined) {
+      const problem = await nodeAllocationProblem(props);
+      return { id, props: problem === undefined ? rest : { ...rest, claim: problem } };
+    }
+    const what = `the claim of IpAllocation ${String(props.owner)}`;
+    assertSameCluster(props, props.pool?.ledger, what, "nothing was recorded");
+    const problems = await claimProblems(props, false);
     if (problems.length === 0) return { id, props: rest };
     return { id, props: { ...rest, claim: problems.map((p) => p.message).join("; ") } };
   },
@@ -178,7 +196,9 @@ export const ipAllocationProvider: ProviderImpl = {
   async update(_id, olds, news) {
     const { claim: _claim, ...outs } = withoutProvider(news);
     const record = readRecord(news);
-    if (!record || news.nodeId !== undefined || !isShared(news.pool?.ledger)) return { outs };
+    if (record && news.nodeId !== undefined)
+      return { outs: { ...outs, nodeRef: await updateNodeAllocation(olds, news) } };
+    if (!record || !isShared(news.pool?.ledger)) return { outs };
     // The claims say who holds them now: this stack's identity and this instance (a claim of an
     // earlier version gets both here; a missing one is made again while the address is free).
     const instance = typeof olds.instance === "string" ? olds.instance : randomUUID();
@@ -191,7 +211,12 @@ export const ipAllocationProvider: ProviderImpl = {
     const record = readRecord(props);
     if (!record) return;
     if (props.nodeId !== undefined) return deleteNodeAllocation(props);
-    assertSameCluster(props, props.pool?.ledger, `the claim of IpAllocation ${record.owner}`);
+    assertSameCluster(
+      props,
+      props.pool?.ledger,
+      `the claim of IpAllocation ${record.owner}`,
+      "nothing was released",
+    );
     const ledger = ledgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
     const instance = typeof props.instance === "string" ? props.instance : undefined;
     await ledger.release(record.pool, record.owner, record.ips, instance);

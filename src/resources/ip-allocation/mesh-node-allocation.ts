@@ -5,10 +5,14 @@ import { readRecord, recordProps } from "../../ledger/stack/allocation-record";
 import { kubeLedger } from "../../ledger/kubernetes/kube-ledger";
 import {
   claimNodeAddress,
+  legacyNodeRef,
+  nodeClaimProblem,
   planNodeAddress,
   releaseNodeAddress,
 } from "../../ledger/kubernetes/mesh-node-claims";
-import { resolveLedger } from "../pool/ledger-option";
+import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { randomUUID } from "node:crypto";
+import { assertSameCluster, pinCluster, resolveLedger } from "../pool/ledger-option";
 import { addressDetails, type ResolvedPool } from "../pool/pool-spec";
 import { withPoolRef, type Props } from "../provider-props";
 
@@ -18,8 +22,20 @@ import { withPoolRef, type Props } from "../provider-props";
 const ledgerOf = (props: Props, holder: string) => {
   const { config } = resolveLedger(props.pool?.ledger);
   if (!config) throw new IpamError("NO_STORAGE", "no storage configured for node addresses");
-  return kubeLedger({ stack: props.stack, ledger: config, holder });
+  const stackId = typeof props.stackId === "string" ? props.stackId : undefined;
+  return kubeLedger({
+    stack: props.stack,
+    ...(stackId === undefined ? {} : { stackId }),
+    ledger: config,
+    holder,
+  });
 };
+
+/** This resource's reference in its node address's claim: the one its create wrote, or an earlier version's. */
+const refOf = (props: Props): string =>
+  typeof props.nodeRef === "string" ? props.nodeRef : legacyNodeRef(String(props.stack), String(props.owner));
+
+const whatOf = (props: Props) => `the node address of IpAllocation ${String(props.owner)}`;
 
 /**
  * Plans the address of `news.nodeId` at `check` (preview shows it) and returns the inputs with the
@@ -50,6 +66,14 @@ export async function checkNodeAllocation(
         'gets the same address from every stack; give the pool `ledger: { kind: "kubernetes", name, namespace }`',
     );
   }
+  try {
+    // Who references the node's address: the stack's identity (kept in state), never its name alone.
+    news.stackId = olds.stackId ?? (await stackIdentity(news.stack));
+  } catch (e) {
+    return fail("pool", errorMessage(e));
+  }
+  const elsewhere = pinCluster(olds, news, news.pool.ledger, whatOf(news));
+  if (elsewhere) return fail("pool", elsewhere);
   const old = readRecord(olds);
   let ip = old?.pool === news.pool.id && olds.nodeId === news.nodeId ? old?.ips[0] : undefined;
   if (ip === undefined) {
@@ -66,14 +90,41 @@ export async function checkNodeAllocation(
   return { inputs: { ...withPoolRef(news), ...outputs } };
 }
 
-/** Claims the planned node address for this resource (adds it to the claim's references). */
-export async function createNodeAllocation(inputs: Props): Promise<void> {
+/**
+ * Claims the planned node address for this resource instance (adds a reference of its own to the
+ * claim) and returns that reference, which its outputs keep as `nodeRef`.
+ */
+export async function createNodeAllocation(inputs: Props): Promise<string> {
   const ledger = ledgerOf(inputs, `IpAllocation ${inputs.owner} (create)`);
-  await claimNodeAddress(ledger, inputs.owner, inputs.nodeId, inputs.ip);
+  const ref = `${String(inputs.stackId)} ${String(inputs.owner)} ${randomUUID()}`;
+  await claimNodeAddress(ledger, inputs.owner, inputs.nodeId, inputs.ip, ref);
+  return ref;
+}
+
+/**
+ * Claims the node address again at `update`: with this instance's reference (one made now for a
+ * resource of an earlier version, in place of the name-based one it wrote), and anew when the
+ * claim was lost while the address is free. Returns the reference.
+ */
+export async function updateNodeAllocation(olds: Props, news: Props): Promise<string> {
+  const ledger = ledgerOf(news, `IpAllocation ${news.owner} (update)`);
+  const legacy = typeof olds.nodeRef === "string" ? undefined : refOf(olds);
+  const ref =
+    legacy === undefined ? refOf(olds) : `${String(news.stackId)} ${String(news.owner)} ${randomUUID()}`;
+  await claimNodeAddress(ledger, news.owner, news.nodeId, news.ip, ref, legacy);
+  return ref;
 }
 
 /** Drops this resource's reference to its node address; the last reference frees it. */
 export async function deleteNodeAllocation(props: Props): Promise<void> {
+  assertSameCluster(props, props.pool?.ledger, whatOf(props), "nothing was released");
   const ledger = ledgerOf(props, `IpAllocation ${props.owner} (delete)`);
-  await releaseNodeAddress(ledger, props.owner, props.nodeId, props.ip);
+  await releaseNodeAddress(ledger, props.owner, props.nodeId, props.ip, refOf(props));
+}
+
+/** At refresh: what is wrong with this resource's node address claim, or undefined. */
+export async function nodeAllocationProblem(props: Props): Promise<string | undefined> {
+  assertSameCluster(props, props.pool?.ledger, whatOf(props), "nothing was recorded");
+  const ledger = ledgerOf(props, `IpAllocation ${props.owner} (refresh)`);
+  return nodeClaimProblem(ledger, props.nodeId, props.ip, refOf(props));
 }

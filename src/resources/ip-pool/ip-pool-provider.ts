@@ -1,5 +1,5 @@
 import { errorMessage, type Failure } from "../../core/failure";
-import { AddressSet, freeCount } from "../../allocator";
+import { AddressSet, freeCount, prefixContains } from "../../allocator";
 import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
 import { poolDefinition } from "../pool/canonical-definition";
 import { assertSameCluster, ledgerFor, ledgerKey, pinCluster, resolveLedger } from "../pool/ledger-option";
@@ -16,6 +16,8 @@ import { hasUnknown } from "../../core/unknowns";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { isStackMissing } from "../../ledger/stack/stack-checkpoint";
 import { warnOnce } from "../../core/warnings";
+import { shapeFailures } from "../input-shape";
+import { ipPoolInputs } from "../resource-inputs";
 
 const specKeys = [
   "ranges",
@@ -41,10 +43,14 @@ async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Pro
   const holders = await ledger.holders(String(props.poolId));
   const out: string[] = [];
   for (const [ip, owner] of holders) {
-    const ok = await checkRequestable(pool, ip).then(
-      () => true,
-      () => false,
-    );
+    // A node network's addresses are its host prefixes; a ranged pool's, what it could hand out.
+    const node = pool.node;
+    const ok = node
+      ? prefixContains(node.network, ip)
+      : await checkRequestable(pool, ip).then(
+          () => true,
+          () => false,
+        );
     if (!ok) out.push(`${ip} (held by ${owner})`);
   }
   return out.sort();
@@ -101,6 +107,8 @@ export const ipPoolProvider: ProviderImpl = {
     // The pool's identity is made once, at its first check, and kept: renamed or moved into a
     // component with an alias, it is the same pool to its holders and its ledger.
     if (typeof olds.poolId === "string") news.poolId = olds.poolId;
+    const malformed = shapeFailures(news, ipPoolInputs);
+    if (malformed.length > 0) return { inputs: news, failures: malformed };
     if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
     const { pool, failures } = resolvePool(specOf(news));
     failures.push(...resolveLedger(news.ledger).failures);
@@ -146,6 +154,7 @@ export const ipPoolProvider: ProviderImpl = {
   async read(id, props) {
     const { pool } = resolvePool(specOf(props));
     if (!pool) return { id, props };
+    assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was recorded");
     const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (refresh)`);
     const holders = await ledger.holders(String(props.poolId));
     const taken = new AddressSet(holders.keys());
@@ -167,7 +176,7 @@ export const ipPoolProvider: ProviderImpl = {
   },
 
   async delete(_id, props) {
-    assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`);
+    assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was deleted");
     const holders = await holderList(props);
     if (holders.length > 0) {
       throw new Error(

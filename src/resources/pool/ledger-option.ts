@@ -1,12 +1,13 @@
 import { errorMessage, type Failure } from "../../core/failure";
 import { IpamError } from "../../core/ipam-error";
 import { kubeClients } from "../../kube/kube-config";
-import { clusterIdentity, otherCluster } from "../../kube/cluster-identity";
+import { clusterSettingProblem, clusterView, otherCluster, pinnedCluster } from "../../kube/cluster-identity";
 import type { Props } from "../provider-props";
 import { ledgerNameProblem, namespaceProblem, parseDuration } from "../../ledger/kubernetes/claim-names";
 import { kubeLedger, type KubeLedger, type KubeLedgerConfig } from "../../ledger/kubernetes/kube-ledger";
 import type { Ledger } from "../../ledger/ledger";
 import { stackLedger } from "../../ledger/stack/stack-ledger";
+import { shown } from "../../core/text";
 
 /** The pool option `ledger` as the program gives it. */
 export interface LedgerArgs {
@@ -18,6 +19,12 @@ export interface LedgerArgs {
   namespace: string;
   /** kubeconfig context (default: the current context). */
   context?: string;
+  /**
+   * The cluster the ledger must be on, as state records it (`ca sha256:<16 hex>` of its CA, or
+   * `server <url>` for a kubeconfig without a CA). Default: the cluster of the first `up`, kept.
+   * Declaring it refuses any other cluster from the start, and re-pins after a CA rotation.
+   */
+  cluster?: string;
   /** How long a planner keeps the pool's Lease without renewing it (default "10s"). */
   lockDuration?: string;
   /** How long planning waits for the Lease before failing (default "30s"). */
@@ -35,8 +42,7 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   const failures: Failure[] = [];
   const fail = (field: string, reason: string) => failures.push({ property: `${at}ledger.${field}`, reason });
   const v = value as Partial<LedgerArgs>;
-  if (v.kind !== "kubernetes")
-    fail("kind", `unknown ledger kind ${JSON.stringify(v.kind)}; use "kubernetes"`);
+  if (v.kind !== "kubernetes") fail("kind", `unknown ledger kind ${shown(v.kind)}; use "kubernetes"`);
   const nameProblem = ledgerNameProblem(v.name);
   if (nameProblem) fail("name", nameProblem);
   const nsProblem = namespaceProblem(v.namespace);
@@ -44,6 +50,8 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   if (v.context !== undefined && (typeof v.context !== "string" || v.context === "")) {
     fail("context", "give a kubeconfig context name, or leave context out for the current one");
   }
+  const clusterProblem = v.cluster === undefined ? undefined : clusterSettingProblem(v.cluster);
+  if (clusterProblem) fail("cluster", clusterProblem);
   const durations = { lockDuration: 0, lockAcquireTimeout: 0 };
   for (const key of ["lockDuration", "lockAcquireTimeout"] as const) {
     try {
@@ -55,6 +63,7 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   if (failures.length > 0) return { failures };
   const config: KubeLedgerConfig = { name: v.name!, namespace: v.namespace!, ...durations };
   if (v.context !== undefined) config.context = v.context;
+  if (v.cluster !== undefined) config.cluster = v.cluster;
   return { config, failures };
 }
 
@@ -108,10 +117,15 @@ export function pinCluster(olds: Props, news: Props, ledger: unknown, what: stri
   const { config } = resolveLedger(ledger);
   if (!config) return undefined;
   try {
-    const clients = kubeClients(config.context);
-    const problem = otherCluster(clients, olds.cluster, what);
-    if (problem) return problem;
-    news.cluster = olds.cluster ?? clusterIdentity(clients);
+    const pin = pinnedCluster(
+      clusterView(kubeClients(config.context)),
+      olds.cluster,
+      config.cluster,
+      what,
+      "ledger",
+    );
+    if (pin.problem !== undefined) return pin.problem;
+    news.cluster = pin.cluster;
     return undefined;
   } catch (e) {
     return errorMessage(e);
@@ -119,13 +133,14 @@ export function pinCluster(olds: Props, news: Props, ledger: unknown, what: stri
 }
 
 /**
- * For a shared pool's resource at `delete` (which runs no check): refuses when the ledger's context
- * points at another cluster than the one its state recorded.
+ * For a shared pool's resource at `delete` or `read` (which run no check): refuses when the
+ * ledger's context points at another cluster than the one its state recorded.
+ * @param outcome - what the refusal leaves, e.g. `nothing was released`.
  * @throws IpamError INVALID_CONFIG naming both clusters.
  */
-export function assertSameCluster(props: Props, ledger: unknown, what: string): void {
+export function assertSameCluster(props: Props, ledger: unknown, what: string, outcome: string): void {
   const { config } = resolveLedger(ledger);
   if (!config || props.cluster === undefined) return;
-  const problem = otherCluster(kubeClients(config.context), props.cluster, what);
-  if (problem) throw new IpamError("INVALID_CONFIG", `${problem}; nothing was released`);
+  const problem = otherCluster(clusterView(kubeClients(config.context)), props.cluster, what);
+  if (problem) throw new IpamError("INVALID_CONFIG", `${problem}; ${outcome}`);
 }

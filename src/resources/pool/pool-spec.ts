@@ -14,6 +14,7 @@ import {
   type ReadonlyAddressSet,
 } from "../../allocator";
 import { errorMessage, type Failure } from "../../core/failure";
+import { shown } from "../../core/text";
 
 /** One range in CNI host-local form. */
 export interface RangeArgs {
@@ -143,14 +144,14 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
   });
   if (spec.cloudReserved !== undefined) {
     if (spec.cloudReserved !== "aws") {
-      fail("cloudReserved", `unknown cloud ${JSON.stringify(spec.cloudReserved)}; use "aws" or leave it out`);
+      fail("cloudReserved", `unknown cloud ${shown(spec.cloudReserved)}; use "aws" or leave it out`);
     } else {
       for (const subnet of poolSubnets(rangeSets)) exclude.push(...cloudReservedAddresses(subnet, "aws"));
     }
   }
   const strategy = spec.strategy ?? "round-robin";
   if (!strategies.includes(strategy)) {
-    fail("strategy", `unknown strategy ${JSON.stringify(strategy)}; use ${strategies.join(" or ")}`);
+    fail("strategy", `unknown strategy ${shown(strategy)}; use ${strategies.join(" or ")}`);
   }
   if (failures.length > 0) return { failures };
   return { pool: { rangeSets, exclude, reserved, strategy, ...(node ? { node } : {}) }, failures };

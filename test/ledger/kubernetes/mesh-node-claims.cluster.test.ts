@@ -1,11 +1,16 @@
 // Webmesh node addresses through the IpAllocation provider and the Kubernetes ledger: the same node
 // ID gets the same address from any stack, statics are honoured, the claim goes with its last
 // reference, and a pool without a network or a ledger is a clear check failure.
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ipAllocationProvider } from "../../../src/resources/ip-allocation/ip-allocation-provider";
 import { ClaimStore } from "../../../src/ledger/kubernetes/claim-store";
 import { kubeClients } from "../../../src/kube/kube-config";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
+
+// The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
+vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+  stackIdentity: async (stack: string) => `id-of-${stack}`,
+}));
 
 describe("node addresses in a shared pool", () => {
   let ns = "";
@@ -45,15 +50,17 @@ describe("node addresses in a shared pool", () => {
     expect(gw.inputs.prefix).toBe("10.42.0.1/32");
     expect((await check(inputs("a", "n2"))).inputs.prefix).toBe("10.42.0.3/32");
 
-    await ipAllocationProvider.create(a.inputs);
-    await ipAllocationProvider.create(b.inputs);
-    expect((await store().read("10.42.0.2"))?.refs?.sort()).toEqual([
-      `o/p/a ${inputs("a", "n1").owner}`,
-      `o/p/b ${inputs("b", "n1").owner}`,
-    ]);
-    await ipAllocationProvider.delete("10.42.0.2", a.inputs);
+    const madeA = (await ipAllocationProvider.create(a.inputs)).outs;
+    const madeB = (await ipAllocationProvider.create(b.inputs)).outs;
+    // One reference per resource instance: the stack's identity, the URN and a value of its create.
+    const refs = (await store().read("10.42.0.2"))?.refs?.sort();
+    expect(refs).toEqual([madeA.nodeRef, madeB.nodeRef]);
+    const [stackId, urn, instance] = String(refs?.[0]).split(" ");
+    expect([stackId, urn]).toEqual(["id-of-o/p/a", inputs("a", "n1").owner]);
+    expect(instance).toMatch(/^[0-9a-f-]{36}$/);
+    await ipAllocationProvider.delete("10.42.0.2", madeA);
     expect((await store().read("10.42.0.2"))?.state).toBe("claim"); // stack b still has it
-    await ipAllocationProvider.delete("10.42.0.2", b.inputs);
+    await ipAllocationProvider.delete("10.42.0.2", madeB);
     expect(await store().read("10.42.0.2")).toBeUndefined();
   });
 
