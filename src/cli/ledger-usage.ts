@@ -2,7 +2,15 @@ import { IpamError } from "../core/ipam-error";
 import type { KubeClients } from "../kube/kube-config";
 import { poolOfDefinition } from "../resources/pool/canonical-definition";
 import { claimName, ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-names";
-import { ClaimStore, isLive, ofStack, type Claim, type StackRef } from "../ledger/kubernetes/claim-store";
+import {
+  ClaimStore,
+  isLive,
+  nodeReferrer,
+  ofStack,
+  type Claim,
+  type StackRef,
+} from "../ledger/kubernetes/claim-store";
+import { readRecord } from "../ledger/stack/allocation-record";
 import { shellCommand, shown } from "../core/text";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
 import { CliError, exitCodes } from "./cli-error";
@@ -118,25 +126,83 @@ export async function sharedHolders(
           : e;
       });
     const live = claims.filter((c) => isLive(c, now));
-    const context = ledger.context === undefined ? [] : ["--context", ledger.context];
     const own = live
-      .filter((c) => c.state === "claim" && c.owner !== "" && ofStack(c, me))
-      .map((c) => ({
-        ip: c.ip,
-        owner: c.owner,
-        fix: shellCommand(
-          "kubectl",
-          "delete",
-          "configmap",
-          claimName(ledger.name, c.ip),
-          "--namespace",
-          ledger.namespace,
-          ...context,
-        ),
-      }));
+      .filter((c) => c.state === "claim" && c.owner !== "" && onlyOf(c, me))
+      .map((c) => ({ ip: c.ip, owner: c.owner, fix: freeCommand(ledger, c.ip, ledger.context) }));
     out.set(id, { holders: live.map(holderOf), own });
   }
   return out;
+}
+
+/** The command that frees the claim of `ip` in the ledger `ref`. */
+function freeCommand(ref: LedgerRef, ip: string, context?: string): string {
+  const ctx = context === undefined ? [] : ["--context", context];
+  return shellCommand(
+    "kubectl",
+    "delete",
+    "configmap",
+    claimName(ref.name, ip),
+    "--namespace",
+    ref.namespace,
+    ...ctx,
+  );
+}
+
+/**
+ * Whether the claim `c` is the stack `me`'s alone: its own claim, or a node address (shared by
+ * reference) that only resources of `me` reference. Freeing it can then harm no other stack.
+ */
+function onlyOf(c: Claim, me: StackRef): boolean {
+  if (c.nodeId === undefined) return ofStack(c, me);
+  const refs = c.refs ?? [];
+  return refs.length > 0 && refs.every((r) => nodeReferrer({ refs: [r] }, me) !== undefined);
+}
+
+/** The addresses some resource of a stack's state holds (any pool), from its allocation records. */
+function heldIn(snapshot: StackSnapshot): Set<string> {
+  const held = new Set<string>();
+  for (const r of snapshot.resources) {
+    for (const props of [r.outputs, r.inputs]) for (const ip of readRecord(props)?.ips ?? []) held.add(ip);
+  }
+  return held;
+}
+
+/**
+ * The claims of a shared pool that no resource of their stack holds any more (stale), each with
+ * the command that frees it, for every stack among the claims that `read` can read here (the
+ * backend `pulumi` is logged in to); `unchecked` names the stacks it cannot (another backend, no
+ * access, or a same-named stack of another backend, told apart by its identity).
+ */
+export async function staleClaims(
+  ref: LedgerRef,
+  clients: KubeClients,
+  read: (stack: string) => Promise<StackSnapshot>,
+  context?: string,
+  now = Date.now(),
+): Promise<{ stale: { ip: string; owner: string; fix: string }[]; unchecked: string[] }> {
+  const claims = (await new ClaimStore(clients, ref.namespace, ref.name).list()).filter(
+    (c) => c.state === "claim" && isLive(c, now) && c.owner !== "",
+  );
+  const stale: { ip: string; owner: string; fix: string }[] = [];
+  const unchecked = new Set<string>();
+  const stacks = [...new Set(claims.map((c) => c.stack))].sort();
+  const snapshots = await Promise.all(stacks.map((s) => read(s).catch(() => undefined)));
+  stacks.forEach((stack, i) => {
+    const snapshot = snapshots[i];
+    const mine = claims.filter((c) => c.stack === stack);
+    if (!snapshot) return void unchecked.add(stack);
+    const me = stackRefOf(snapshot);
+    const held = heldIn(snapshot);
+    for (const c of mine) {
+      if (c.stackId !== undefined && me.stackId !== undefined && c.stackId !== me.stackId) {
+        unchecked.add(`${stack} (identity ${c.stackId}, of another backend)`);
+      } else if (onlyOf(c, me) && !held.has(c.ip)) {
+        stale.push({ ip: c.ip, owner: c.owner, fix: freeCommand(ref, c.ip, context) });
+      }
+    }
+  });
+  stale.sort((a, b) => compareAddresses(a.ip, b.ip));
+  return { stale, unchecked: [...unchecked] };
 }
 
 function holderOf(c: Claim): Holder {

@@ -44,12 +44,15 @@ async function reportSource(
 ): Promise<{ scope: ReportScope; usages: PoolUsage[] }> {
   if (opts.ledger !== undefined) {
     // Loaded here: a stack report never needs the Kubernetes client.
-    const { ledgerId, ledgerUsage, parseLedgerRef } =
+    const { ledgerId, ledgerUsage, parseLedgerRef, staleClaims } =
       require("./ledger-usage") as typeof import("./ledger-usage");
     const { kubeClients } = require("../kube/kube-config") as typeof import("../kube/kube-config");
     const ref = parseLedgerRef(opts.ledger);
     const clients = userError(() => kubeClients(opts.context));
-    return { scope: { kind: "ledger", name: ledgerId(ref) }, usages: [await ledgerUsage(ref, clients)] };
+    const usage = await ledgerUsage(ref, clients);
+    // Stale: claims no resource of their stack holds; only the stacks readable here can tell.
+    Object.assign(usage, await staleClaims(ref, clients, (stack) => readStack(stack), opts.context));
+    return { scope: { kind: "ledger", name: ledgerId(ref) }, usages: [usage] };
   }
   if (opts.context !== undefined)
     throw new CliError("--context goes with --ledger; a stack's kubeconfig contexts are in its state");
@@ -151,15 +154,16 @@ function seconds(value: string): number {
   return n;
 }
 
-// Pulumi's names: letters, digits, "-", "_" and "."; a stack name has at most 100 characters.
+// Pulumi's names: letters, digits, "-", "_" and "."; a stack name has at most 100 characters. As
+// for `pulumi --stack`, the organization and project may be left out (then the current project's).
 const stackPart = /^[A-Za-z0-9_.-]{1,100}$/;
 
 function stackName(value: string): string {
   const parts = value.split("/");
-  if (parts.length === 3 && parts.every((p) => stackPart.test(p))) return value;
+  if (parts.length <= 3 && parts.every((p) => stackPart.test(p))) return value;
   throw new CliError(
-    `--stack ${shown(value)}: give the stack fully qualified, <org>/<project>/<stack>, e.g. ` +
-      "organization/network/prod (see `pulumi stack ls --all`)",
+    `--stack ${shown(value)}: give the stack as pulumi names it, <org>/<project>/<stack> (e.g. ` +
+      "organization/network/prod; see `pulumi stack ls --all`)",
   );
 }
 

@@ -74,6 +74,11 @@ export interface PoolUsage {
    * each with the command that frees it.
    */
   stale?: { ip: string; owner: string; fix: string }[];
+  /**
+   * In a ledger's report: the stacks among its claims whose state could not be read here, so
+   * their claims could not be told stale or held (another backend, no access).
+   */
+  unchecked?: string[];
   maps: SubnetMap[];
 }
 

@@ -28,12 +28,20 @@ export function poolText(usage: PoolUsage, style: Style): string {
   out.push("", `  ${legendText(style)}`);
   out.push("", ...holdersText(usage.holders));
   if (usage.stale && usage.stale.length > 0) {
-    out.push(
-      "",
-      `  stale claims (claimed for this stack in the ledger, held by no resource in its state): ${usage.stale.length}`,
-    );
+    const whose =
+      usage.unchecked === undefined
+        ? "claimed for this stack in the ledger, held by no resource in its state"
+        : "held by no resource in their stack's state";
+    out.push("", `  stale claims (${whose}): ${usage.stale.length}`);
     for (const c of usage.stale)
       out.push(`    ${c.ip}  ${terminalSafe(c.owner)}`, `      ${terminalSafe(c.fix)}`);
+  }
+  if (usage.unchecked && usage.unchecked.length > 0) {
+    out.push(
+      "",
+      `  not checked for stale claims (state not readable with this backend and login): ` +
+        usage.unchecked.map(terminalSafe).join(", "),
+    );
   }
   return out.join("\n");
 }

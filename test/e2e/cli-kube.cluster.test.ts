@@ -461,5 +461,18 @@ describe("check of two stacks sharing an ocp-static pool through a ledger", () =
     // The other stack has none: its claim is its own and held.
     const other = await runCli(["report", "--stack", b.fqStackName, "--json"], b.env);
     expect(JSON.parse(other.stdout).pools[0].stale).toEqual([]);
+
+    // The ledger's report, with a's backend: a's claim is stale; b's stack is on another backend,
+    // so its claims cannot be told stale or held here, and the report says so.
+    const ledger = await runCli(["report", "--ledger", `kubernetes:${ns}/${pool}`, "--json"], a.env);
+    expect(ledger.stderr).toBe("");
+    const doc = JSON.parse(ledger.stdout).pools[0];
+    expect(doc.stale).toEqual([{ ip: ips[0]![0], owner: urn, fix }]);
+    expect(doc.unchecked).toEqual([b.fqStackName]);
+    const text = await runCli(["report", "--ledger", `kubernetes:${ns}/${pool}`], a.env);
+    expect(text.stdout).toContain("stale claims (held by no resource in their stack's state): 1");
+    expect(text.stdout).toContain(
+      `not checked for stale claims (state not readable with this backend and login): ${b.fqStackName}`,
+    );
   });
 });
