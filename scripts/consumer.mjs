@@ -23,7 +23,11 @@ export function prepareConsumerProject({ name = "consumer", extraDependencies = 
   const packDir = path.join(repoRoot, ".tools", "pack", String(process.pid)); // one per concurrent run
   fs.rmSync(packDir, { recursive: true, force: true });
   fs.mkdirSync(packDir, { recursive: true });
-  const packed = run("npm", ["pack", "--silent", "--pack-destination", packDir], repoRoot).trim();
+  const packed = run(
+    "npm",
+    ["pack", "--silent", "--ignore-scripts", "--pack-destination", packDir],
+    repoRoot,
+  ).trim();
   const tarball = path.join(packDir, packed);
   const own = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
   const dependencies = {

@@ -1,6 +1,6 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import { IpamError } from "../core/ipam-error";
 import { retryingThrottled } from "./throttle-retry";
 import { shared } from "../core/process-registry";

@@ -1,4 +1,4 @@
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import { retryOnConflict, type ConflictRetryPolicy } from "./conflict-retry";
 import { isNotFound, kubeFailure } from "./kube-errors";
 import type { KubeClients } from "./kube-config";

@@ -10,12 +10,14 @@ import { ipPoolProvider } from "../resources/ip-pool/ip-pool-provider";
 import type { ProviderImpl } from "../resources/provider-props";
 import { terminalSafeProvider } from "./terminal-safe-provider";
 import { counted, exitWhenEngineGone } from "./engine-watch";
+import { warnWhenStoredByValue } from "./stored-by-value";
 
 export type { ProviderImpl };
 
 // Every message of this package's providers reaches the engine's output with control characters
-// escaped, and every call is counted, for an exit after the engine is gone to wait for.
-const wrapped = (impl: ProviderImpl) => counted(terminalSafeProvider(impl));
+// escaped, every call is counted (for an exit after the engine is gone to wait for), and a provider
+// stored by value (a linked package) is named in a warning.
+const wrapped = (impl: ProviderImpl) => counted(terminalSafeProvider(warnWhenStoredByValue(impl)));
 const safe = {
   IpPool: wrapped(ipPoolProvider),
   IpAllocation: wrapped(ipAllocationProvider),

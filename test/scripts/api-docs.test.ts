@@ -12,7 +12,7 @@ const script = path.join(root, "scripts", "api-docs.mjs");
 /** A copy of what the docs are made from, with `edit` applied; returns the check's outcome. */
 function checkAfter(edit: (dir: string) => void) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "api-docs-"));
-  for (const f of ["README.md", ".prettierrc.json", "docs", "src"]) {
+  for (const f of ["README.md", "CHANGELOG.md", ".prettierrc.json", "docs", "src"]) {
     fs.cpSync(path.join(root, f), path.join(dir, f), { recursive: true });
   }
   fs.symlinkSync(path.join(root, "examples"), path.join(dir, "examples")); // links of the README

@@ -1,4 +1,4 @@
-import type * as k8s from "@kubernetes/client-node";
+import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import type { KubeClients } from "../../kube/kube-config";
 import { isAlreadyExists, isNotFound } from "../../kube/kube-errors";
 import { addressOfClaimName, claimName, poolLabel, roleLabel, roles } from "./claim-names";
