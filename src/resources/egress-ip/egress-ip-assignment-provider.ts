@@ -9,7 +9,6 @@ import { callSignal, provisionerFailures, provisionerFor } from "../../provision
 import { hasUnknown } from "../../core/unknowns";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
-import { shown } from "../../core/text";
 import { shapeFailures } from "../input-shape";
 import type { EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
@@ -52,12 +51,6 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     ip = canonicalAddress(String(news.ip));
   } catch (e) {
     failures.push({ property: "ip", reason: errorMessage(e) });
-  }
-  if (news.adopt !== undefined && typeof news.adopt !== "boolean") {
-    failures.push({
-      property: "adopt",
-      reason: `adopt must be true or false, not ${shown(news.adopt)}`,
-    });
   }
   if (failures.length > 0) return { inputs: news, failures };
   if (news.provisioner?.kind !== "none") {
@@ -183,8 +176,9 @@ export const egressIpAssignmentProvider: ProviderImpl = {
 
   async delete(_id, props) {
     const host = props.host || props.placement?.from;
+    if (!host) return;
     const provisioner = provisionerFor(assignmentConfig(props));
     assertProvisionerCluster(props, provisioner, whatOf(props), "nothing was removed");
-    if (host) await provisioner.removeIP(props.ip, host, callSignal());
+    await provisioner.removeIP(props.ip, host, callSignal());
   },
 };
