@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import type { KubeClients } from "./kube-config";
+import { shown } from "../core/text";
 
 /**
  * Which cluster a context points at, as state records it: the fingerprint of the cluster's CA
@@ -24,7 +25,7 @@ export function clusterSettingProblem(value: unknown): string | undefined {
   if (typeof value === "string" && identityPattern.test(value)) return undefined;
   return (
     `must be a cluster as state records it, "ca sha256:" and 16 hex digits (or "server <url>" for a ` +
-    `kubeconfig without a CA), as a refusal names it; got ${String(JSON.stringify(value)).slice(0, 80)}`
+    `kubeconfig without a CA), as a refusal names it; got ${shown(value)}`
   );
 }
 
