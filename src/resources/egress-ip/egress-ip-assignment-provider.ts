@@ -15,6 +15,31 @@ import { egressIpAssignmentInputs } from "../resource-inputs";
 
 const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
 
+/**
+ * What an address is written to by a provisioner config: the SDN kinds write the namespace's
+ * NetNamespace (ocp-static also a HostSubnet, and with `cloud` an EC2 secondary IP); ovn writes the
+ * namespace's EgressIP object and, on a cloud, OVN's CloudPrivateIPConfig makes the address an EC2
+ * secondary IP of the node it picks (so it counts as writing that too); aws writes EC2.
+ */
+function writtenTo(config: Props | undefined): string[] {
+  switch (config?.kind) {
+    case "ocp-static":
+      return ["NetNamespace", "HostSubnet", ...(config.cloud ? ["ec2"] : [])];
+    case "ocp-dynamic":
+      return ["NetNamespace"];
+    case "ovn":
+      return ["EgressIP", "ec2"];
+    case "aws":
+      return ["ec2"];
+    default:
+      return [];
+  }
+}
+
+/** Whether two provisioner configs write an address to a common object (always for one kind). */
+const sharesObjects = (a: Props | undefined, b: Props | undefined): boolean =>
+  a?.kind === b?.kind || writtenTo(a).some((o) => writtenTo(b).includes(o));
+
 /** Whether a provisioner kind writes per-namespace objects (and so needs the EgressIp's namespace). */
 const usesNamespace = (config: Props | undefined): boolean =>
   kubeKinds.includes(config?.kind as (typeof kubeKinds)[number]);
@@ -119,9 +144,14 @@ export const egressIpAssignmentProvider: ProviderImpl = {
       olds.namespace !== news.namespace ||
       olds.cluster !== news.cluster ||
       JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner);
-    // The same address on a new resource: the old one must let go of it first, or its delete would
-    // take the address off the host (or namespace) the new one just put it on.
-    const deleteBeforeReplace = replaces.length > 0 && olds.ip === news.ip;
+    // The same address on a new resource: where the old one and the new one write the same
+    // objects, the old must let go of it first, or its delete would take the address off what the
+    // new one just put it on. Where they share none (ocp-static or ocp-dynamic → ovn), the new one
+    // goes first: the namespace is never without its address.
+    const deleteBeforeReplace =
+      replaces.length > 0 &&
+      olds.ip === news.ip &&
+      (olds.namespace !== news.namespace || sharesObjects(olds.provisioner, news.provisioner));
     return { changes, replaces, ...(deleteBeforeReplace ? { deleteBeforeReplace } : {}) };
   },
 

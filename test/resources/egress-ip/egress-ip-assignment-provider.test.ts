@@ -157,3 +157,34 @@ describe("EgressIpAssignment provider", () => {
     expect([...hosts.values()].some((ips) => ips.has("10.0.8.10"))).toBe(false);
   });
 });
+
+// Replacing a placement of the same address: the old one goes first only where both write to a
+// common object; otherwise the new one is made first and the namespace is never without it.
+describe("EgressIpAssignment provider: order of a replacement", () => {
+  const at = (provisioner: Record<string, unknown>, namespace = "team-a") => ({
+    ip: "10.0.8.2",
+    host: "n1",
+    namespace,
+    provisioner,
+  });
+  const staticSdn = { kind: "ocp-static" };
+  const staticAws = { kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1" } };
+  it.each([
+    ["ocp-static → ovn", staticSdn, { kind: "ovn" }, false],
+    ["ocp-dynamic → ovn", { kind: "ocp-dynamic" }, { kind: "ovn" }, false],
+    ["none → ovn", { kind: "none" }, { kind: "ovn" }, false],
+    [
+      "ocp-static with cloud → ovn (CloudPrivateIPConfig moves the EC2 address)",
+      staticAws,
+      { kind: "ovn" },
+      true,
+    ],
+    ["ocp-static → ocp-dynamic (both write the NetNamespace)", staticSdn, { kind: "ocp-dynamic" }, true],
+    ["ovn with other settings", { kind: "ovn" }, { kind: "ovn", zoneLabel: "zone" }, true],
+    ["aws → ocp-static with cloud", { kind: "aws", region: "us-east-1" }, staticAws, true],
+  ])("%s", async (_what, from, to, deleteFirst) => {
+    const result = await provider.diff("10.0.8.2", at(from), at(to));
+    expect(result.replaces).toEqual(["provisioner"]);
+    expect(Boolean(result.deleteBeforeReplace)).toBe(deleteFirst);
+  });
+});

@@ -1,0 +1,126 @@
+// Changing an EgressIp's provisioner kind keeps its addresses (the SDN → OVN move every OpenShift
+// SDN cluster makes), with the real engine and the real kube-apiserver: ocp-static → ovn,
+// ocp-dynamic (with its CidrAssignment) → ovn, none → ovn. Preview shows the same address with its
+// new placement; up puts it on the namespace's EgressIP object first, then takes it off the SDN
+// objects (they share none, so the namespace is never without it); a second up changes nothing.
+import type * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { changesOf, Harness } from "../support/harness";
+import { kube, testKubeconfig } from "../support/kube";
+import {
+  hostSubnetCidrs,
+  hostSubnetIps,
+  netNamespaceIps,
+  sdnWorld,
+  type SdnWorld,
+} from "../support/sdn-world";
+import { ovnObjectName } from "../../src/provisioners/kubernetes/ovn";
+
+type Pkg = typeof import("../../src/index");
+const net = `10.27.${1 + Math.floor(Math.random() * 250)}`;
+const assignable = "k8s.ovn.org/egress-assignable";
+type Kind = "ocp-static" | "ocp-dynamic" | "none" | "ovn";
+
+describe("an EgressIp switched to ovn keeps its addresses", () => {
+  let w: SdnWorld<"n1" | "n2", "x" | "y" | "z">;
+  const harnesses: Harness[] = [];
+  const stack = (project: string) => {
+    const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
+    harnesses.push(h);
+    return h;
+  };
+  const ovnIps = async (namespace: string) => {
+    try {
+      const o = (await kube().objects.read({
+        apiVersion: "k8s.ovn.org/v1",
+        kind: "EgressIP",
+        metadata: { name: ovnObjectName(namespace) },
+      })) as k8s.KubernetesObject & { spec?: { egressIPs?: string[] } };
+      return o.spec?.egressIPs ?? [];
+    } catch {
+      return [];
+    }
+  };
+  const labelled = async (node: string) =>
+    assignable in ((await kube().core.readNode({ name: node })).metadata?.labels ?? {});
+  /** A pool, an EgressIp for `namespace` in zone a, and (cidrs) a CidrAssignment of the pool to n1. */
+  const program =
+    (h: Harness, kind: Kind, namespace: string, subnet: string, cidrs = false) =>
+    async () => {
+      const { IpPool, EgressIp, CidrAssignment } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const provisioner =
+        kind === "none"
+          ? { kind, hosts: { [w.zone("a")]: [w.node.n1] } }
+          : { kind, nodeSelector: w.selector };
+      const pool = new IpPool("egress", { ranges: [{ subnet }] });
+      if (cidrs && kind !== "none") new CidrAssignment("cidrs", { pool, provisioner, hosts: [w.node.n1] });
+      const e = new EgressIp("team", { pool, namespace, failureDomains: [w.zone("a")], provisioner });
+      return { ips: e.ips, hosts: e.hosts };
+    };
+  const upOutputs = async (h: Harness) => {
+    const up = await h.up();
+    return { ips: up.outputs.ips!.value as string[], hosts: up.outputs.hosts!.value as string[] };
+  };
+  /** Switches to ovn: preview plans the same address, up moves it, a second up changes nothing. */
+  const switchToOvn = async (h: Harness, namespace: string, subnet: string, ip: string, cidrs = false) => {
+    await h.program(program(h, "ovn", namespace, subnet, cidrs));
+    const preview = await h.preview();
+    // A replacement (delete first, then create): the step that carries the new inputs has the address.
+    const steps = preview.events
+      .map((e) => e.resourcePreEvent?.metadata)
+      .filter((m) => m?.urn.endsWith(`EgressIpAssignment::team-${w.zone("a")}`));
+    // They write to no common object, so the new placement is made first: no window without it.
+    expect(steps[0]?.op).toBe("create-replacement");
+    expect([...new Set(steps.flatMap((m) => (m!.new?.inputs?.ip ? [m!.new.inputs.ip] : [])))]).toEqual([ip]);
+    expect(preview.op("IpAllocation::team-" + w.zone("a"))).toBe("same");
+    const after = await upOutputs(h);
+    expect(after.ips).toEqual([ip]);
+    expect(await ovnIps(namespace)).toEqual([ip]);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
+    return after;
+  };
+
+  beforeAll(async () => {
+    w = await sdnWorld({ n1: { zone: "a" }, n2: { zone: "a" } }, ["x", "y", "z"]);
+  });
+  afterAll(async () => {
+    for (const h of harnesses) await h.destroy().catch(() => undefined);
+    for (const h of harnesses) h.dispose();
+    await w?.cleanup();
+  });
+
+  it("ocp-static → ovn: off the HostSubnet and the NetNamespace, onto the EgressIP object", async () => {
+    const subnet = `${net}.0/28`;
+    const h = stack("migrate-static");
+    await h.program(program(h, "ocp-static", w.ns.x, subnet));
+    const before = await upOutputs(h);
+    const [ip] = before.ips as [string];
+    expect(await netNamespaceIps(w.ns.x)).toEqual([ip]);
+    expect(await hostSubnetIps(before.hosts[0]!)).toEqual([ip]);
+    await switchToOvn(h, w.ns.x, subnet, ip);
+    expect(await netNamespaceIps(w.ns.x)).toEqual([]);
+    expect(await hostSubnetIps(before.hosts[0]!)).toEqual([]);
+  });
+
+  it("ocp-dynamic → ovn, with its CidrAssignment: egressCIDRs become the egress-assignable label", async () => {
+    const subnet = `${net}.16/28`;
+    const h = stack("migrate-dynamic");
+    await h.program(program(h, "ocp-dynamic", w.ns.y, subnet, true));
+    const [ip] = (await upOutputs(h)).ips as [string];
+    expect(await netNamespaceIps(w.ns.y)).toEqual([ip]);
+    expect(await hostSubnetCidrs(w.node.n1)).toEqual([subnet]);
+    await switchToOvn(h, w.ns.y, subnet, ip, true);
+    expect(await netNamespaceIps(w.ns.y)).toEqual([]);
+    expect(await hostSubnetCidrs(w.node.n1)).toEqual([]);
+    expect(await labelled(w.node.n1)).toBe(true);
+  });
+
+  it("none → ovn: the address the pool gave is the one the EgressIP object gets", async () => {
+    const subnet = `${net}.32/28`;
+    const h = stack("migrate-none");
+    await h.program(program(h, "none", w.ns.z, subnet));
+    const [ip] = (await upOutputs(h)).ips as [string];
+    expect(await ovnIps(w.ns.z)).toEqual([]);
+    await switchToOvn(h, w.ns.z, subnet, ip);
+  });
+});
