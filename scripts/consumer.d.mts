@@ -1,5 +1,7 @@
 /** Repository root. */
 export const repoRoot: string;
+/** Builds this checkout and packs it into `destination` (no package scripts run); returns the tarball's path. */
+export function packPackage(destination: string): string;
 /**
  * Builds, packs and installs this package into a cached consumer project (`.tools/<name>/<sha>`),
  * with `extraDependencies` (name → version) besides @pulumi/pulumi and typescript; returns its directory.

@@ -13,22 +13,27 @@ const run = (cmd, args, cwd) =>
   execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
 
 /**
+ * Builds `dist/` from this checkout and packs it with `npm pack` into `destination` (made when
+ * missing), as npm would publish it; the package's own scripts are not run (prepack would build
+ * again). Returns the tarball's path.
+ */
+export function packPackage(destination) {
+  run("tsc", ["-p", "tsconfig.build.json"], repoRoot);
+  fs.mkdirSync(destination, { recursive: true });
+  const args = ["pack", "--silent", "--ignore-scripts", "--pack-destination", destination];
+  return path.join(destination, run("npm", args, repoRoot).trim());
+}
+
+/**
  * Builds `dist/`, packs it with `npm pack` and installs the tarball into a consumer project, with
  * `@pulumi/pulumi` and `typescript` at this repository's versions and `extraDependencies` (name →
  * version). The project is cached under `.tools/<name>/<sha of the tarball and dependencies>`, so
  * a run after an unchanged build installs nothing. Returns the project's directory.
  */
 export function prepareConsumerProject({ name = "consumer", extraDependencies = {} } = {}) {
-  run("tsc", ["-p", "tsconfig.build.json"], repoRoot);
   const packDir = path.join(repoRoot, ".tools", "pack", String(process.pid)); // one per concurrent run
   fs.rmSync(packDir, { recursive: true, force: true });
-  fs.mkdirSync(packDir, { recursive: true });
-  const packed = run(
-    "npm",
-    ["pack", "--silent", "--ignore-scripts", "--pack-destination", packDir],
-    repoRoot,
-  ).trim();
-  const tarball = path.join(packDir, packed);
+  const tarball = packPackage(packDir);
   const own = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8"));
   const dependencies = {
     "pulumi-egress-ipam": "file:./pulumi-egress-ipam.tgz",

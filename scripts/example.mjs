@@ -6,8 +6,8 @@
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { packPackage, repoRoot as root } from "./consumer.mjs";
 
-const root = path.resolve(import.meta.dirname, "..");
 const examples = fs
   .readdirSync(path.join(root, "examples"), { withFileTypes: true })
   .filter((d) => d.isDirectory())
@@ -37,8 +37,7 @@ fs.cpSync(path.join(root, "examples", name), dir, {
   filter: (src) => !skip.has(path.basename(src)),
 });
 
-run("tsc", ["-p", "tsconfig.build.json"], root);
-const packed = run("npm", ["pack", "--silent", "--ignore-scripts", "--pack-destination", dir], root).trim();
+const packed = path.basename(packPackage(dir));
 const manifestFile = path.join(dir, "package.json");
 const manifest = JSON.parse(fs.readFileSync(manifestFile, "utf8"));
 if (!manifest.dependencies?.["pulumi-egress-ipam"])

@@ -7,7 +7,13 @@ import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
-import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
+import {
+  hostSubnetIps,
+  netNamespaceIps,
+  sdnWorld,
+  type SdnWorld,
+  egressIpObjectIps,
+} from "../support/sdn-world";
 import { managedBy, ovnObjectName } from "../../src/provisioners/kubernetes/ovn";
 
 type Pkg = typeof import("../../src/index");
@@ -33,18 +39,6 @@ describe("an address the namespace already has from somebody else", () => {
       });
       return { host: a.host };
     };
-  const ovnIps = async (namespace: string) => {
-    try {
-      const o = (await kube().objects.read({
-        apiVersion: "k8s.ovn.org/v1",
-        kind: "EgressIP",
-        metadata: { name: ovnObjectName(namespace) },
-      })) as k8s.KubernetesObject & { spec?: { egressIPs?: string[] } };
-      return o.spec?.egressIPs ?? [];
-    } catch {
-      return [];
-    }
-  };
 
   beforeAll(async () => {
     w = await sdnWorld({ n1: { zone: "a" }, n2: { zone: "a" } }, ["x", "y"]);
@@ -73,13 +67,13 @@ describe("an address the namespace already has from somebody else", () => {
         `EgressIP ${ovnObjectName(w.ns.x)} \\(spec\\.egressIPs\\) already lists ${ip.replace(/\./g, "\\.")} \\(not recorded as written by this package\\).*adopt: true`,
       ),
     );
-    expect(await ovnIps(w.ns.x)).toEqual([ip]);
+    expect(await egressIpObjectIps(w.ns.x)).toEqual([ip]);
 
     await h.program(program(h, "ovn", w.ns.x, ip, true));
     await h.up();
-    expect(await ovnIps(w.ns.x)).toEqual([ip]);
+    expect(await egressIpObjectIps(w.ns.x)).toEqual([ip]);
     await h.destroy();
-    expect(await ovnIps(w.ns.x)).toEqual([]);
+    expect(await egressIpObjectIps(w.ns.x)).toEqual([]);
   });
 
   it("ocp-static: refused naming the NetNamespace; its own address after a lost create is not refused", async () => {

@@ -3,7 +3,6 @@
 // ocp-dynamic (with its CidrAssignment) → ovn, none → ovn. Preview shows the same address with its
 // new placement; up puts it on the namespace's EgressIP object first, then takes it off the SDN
 // objects (they share none, so the namespace is never without it); a second up changes nothing.
-import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
@@ -13,8 +12,8 @@ import {
   netNamespaceIps,
   sdnWorld,
   type SdnWorld,
+  egressIpObjectIps,
 } from "../support/sdn-world";
-import { ovnObjectName } from "../../src/provisioners/kubernetes/ovn";
 
 type Pkg = typeof import("../../src/index");
 const net = `10.27.${1 + Math.floor(Math.random() * 250)}`;
@@ -28,18 +27,6 @@ describe("an EgressIp switched to ovn keeps its addresses", () => {
     const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
     harnesses.push(h);
     return h;
-  };
-  const ovnIps = async (namespace: string) => {
-    try {
-      const o = (await kube().objects.read({
-        apiVersion: "k8s.ovn.org/v1",
-        kind: "EgressIP",
-        metadata: { name: ovnObjectName(namespace) },
-      })) as k8s.KubernetesObject & { spec?: { egressIPs?: string[] } };
-      return o.spec?.egressIPs ?? [];
-    } catch {
-      return [];
-    }
   };
   const labelled = async (node: string) =>
     assignable in ((await kube().core.readNode({ name: node })).metadata?.labels ?? {});
@@ -75,7 +62,7 @@ describe("an EgressIp switched to ovn keeps its addresses", () => {
     expect(preview.op("IpAllocation::team-" + w.zone("a"))).toBe("same");
     const after = await upOutputs(h);
     expect(after.ips).toEqual([ip]);
-    expect(await ovnIps(namespace)).toEqual([ip]);
+    expect(await egressIpObjectIps(namespace)).toEqual([ip]);
     expect(changesOf((await h.preview()).changeSummary)).toEqual({});
     return after;
   };
@@ -120,7 +107,7 @@ describe("an EgressIp switched to ovn keeps its addresses", () => {
     const h = stack("migrate-none");
     await h.program(program(h, "none", w.ns.z, subnet));
     const [ip] = (await upOutputs(h)).ips as [string];
-    expect(await ovnIps(w.ns.z)).toEqual([]);
+    expect(await egressIpObjectIps(w.ns.z)).toEqual([]);
     await switchToOvn(h, w.ns.z, subnet, ip);
   });
 });

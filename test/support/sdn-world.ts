@@ -11,6 +11,7 @@ import {
   uniqueName,
   type NodeSpec,
 } from "./kube";
+import { ovnObjectName } from "../../src/provisioners/kubernetes/ovn";
 
 /** One Node of a world; `hostSubnet: false` leaves it without one (not part of the SDN). */
 export interface WorldNode extends Partial<NodeSpec> {
@@ -127,6 +128,21 @@ export const hostSubnetIps = (node: string) => listField(net, "HostSubnet", node
 export const hostSubnetCidrs = (node: string) => listField(net, "HostSubnet", node, "egressCIDRs");
 /** `NetNamespace.egressIPs` of a namespace. */
 export const netNamespaceIps = (ns: string) => listField(net, "NetNamespace", ns, "egressIPs");
+
+/** `spec.egressIPs` of the EgressIP object this package writes for a namespace (`[]` when there is none). */
+export async function egressIpObjectIps(namespace: string): Promise<string[]> {
+  try {
+    const o = (await kube().objects.read({
+      apiVersion: "k8s.ovn.org/v1",
+      kind: "EgressIP",
+      metadata: { name: ovnObjectName(namespace) },
+    })) as k8s.KubernetesObject & { spec?: { egressIPs?: string[] } };
+    return o.spec?.egressIPs ?? [];
+  } catch (err) {
+    if ((err as { code?: number }).code === 404) return [];
+    throw err;
+  }
+}
 
 /** Writes `HostSubnet.egressIPs` directly, as another writer (or a person) would. */
 export async function setHostSubnetIps(node: string, ips: string[]): Promise<void> {
