@@ -20,8 +20,7 @@ export type Shape =
       fields: Record<string, Shape>;
       required: readonly string[];
       open: boolean;
-    }
-  | { kind: "any" };
+    };
 
 /**
  * A string of at most `max` characters (default 253, a DNS name's limit).
@@ -31,9 +30,6 @@ export const text = (what: string, max = 253): Shape => ({ kind: "string", what,
 
 /** `true` or `false`. */
 export const flag: Shape = { kind: "boolean" };
-
-/** Anything (checked by the code that reads it). */
-export const anything: Shape = { kind: "any" };
 
 /** A list of at most `max` items (default 10,000) of `of`. */
 export const listOf = (what: string, of: Shape, max = 10_000): Shape => ({ kind: "list", what, of, max });
@@ -80,8 +76,6 @@ function visit(value: unknown, shape: Shape, at: string, out: Failure[]): void {
   const fail = (expected: string) =>
     out.push({ property: at || "inputs", reason: `must be ${expected}; got ${shown(value)}` });
   switch (shape.kind) {
-    case "any":
-      return;
     case "boolean":
       if (typeof value !== "boolean") fail("true or false");
       return;
@@ -125,15 +119,4 @@ function visit(value: unknown, shape: Shape, at: string, out: Failure[]): void {
 }
 
 /** What a shape expects, for a `required` message. */
-function describe(shape: Shape): string {
-  switch (shape.kind) {
-    case "string":
-      return shape.what;
-    case "boolean":
-      return "true or false";
-    case "any":
-      return "a value";
-    default:
-      return shape.what;
-  }
-}
+const describe = (shape: Shape): string => (shape.kind === "boolean" ? "true or false" : shape.what);

@@ -1,5 +1,5 @@
 import { provisionerKinds } from "../provisioners/provisioner-config";
-import { anything, flag, listOf, mapOf, record, text, type Shape } from "./input-shape";
+import { flag, listOf, mapOf, record, text, type Shape } from "./input-shape";
 
 // The inputs each resource's `check` receives, by shape: what its class passes (user arguments and
 // the values the class adds), checked before any other code reads them: types, lists, objects and
@@ -69,19 +69,7 @@ const poolRef = record(
 );
 
 /** IpPool's inputs. */
-export const ipPoolInputs: Shape = record(
-  "an IpPool",
-  {
-    ...poolSpec,
-    stack: anything,
-    poolId: anything,
-    rangeSets: anything,
-    size: anything,
-    allocations: anything,
-    free: anything,
-  },
-  { open: true },
-);
+export const ipPoolInputs: Shape = record("an IpPool", poolSpec, { open: true });
 
 /** IpAllocation's inputs. */
 export const ipAllocationInputs: Shape = record(
