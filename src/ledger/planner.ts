@@ -45,6 +45,9 @@ export function heldPlan(req: PlanRequest, held: readonly Held[]): Plan | undefi
   return { ips, seq: Math.max(...held.map((h) => h.seq)) };
 }
 
+/** What a refusal of an address another owner holds adds where `adopt: true` could take it over. */
+export const adoptHint = "; set adopt: true to take it over";
+
 /**
  * Plans new addresses for `req` in `view`, the rules both ledgers share:
  * - a requested address held by another owner is refused (unless adopted), naming that holder;
@@ -59,7 +62,7 @@ export function planAddresses(req: PlanRequest, view: PoolView): Plan {
   for (const ip of req.adopt ? [] : (req.requested ?? [])) {
     const other = view.otherHolder(ip, req.owner);
     if (other) {
-      const hint = other.adoptable ? "; set adopt: true to take it over" : "";
+      const hint = other.adoptable ? adoptHint : "";
       throw new IpamError(
         "IP_UNAVAILABLE",
         `requested address ${ip} in ${view.what} is held by ${other.name}${hint}`,

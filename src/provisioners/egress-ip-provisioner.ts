@@ -27,6 +27,20 @@ export interface Placement {
   offHostCommand?: string;
 }
 
+/** An address a cluster already gives a namespace; see {@link EgressIPProvisioner.namespaceAddresses}. */
+export interface NamespaceAddress {
+  /** The address, canonical. */
+  ip: string;
+  /** Where it was seen, for messages: `NetNamespace team-a`, `EgressIP team-a-egress`, an annotation. */
+  source: string;
+  /** The host carrying it, as the provisioner names hosts, when the cluster shows one. */
+  host?: string;
+  /** The Node carrying it (the same as `host` except for ocp-dynamic, whose host is the SDN master's choice). */
+  node?: string;
+  /** The failure domain of that Node (its zone label), when it has one and matches the node selector. */
+  failureDomain?: string;
+}
+
 /**
  * The low-level manager of egress IPs on hosts, after the seed `EgressIPProvisioner` interface.
  * Every method is async and takes an optional AbortSignal; IPs are canonical strings without
@@ -78,6 +92,13 @@ export interface EgressIPProvisioner {
    * `pulumi-egress-ipam check` compares it with state to find leaked, missing and misplaced addresses.
    */
   placements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
+  /**
+   * Optional, read only: the egress addresses the cluster gives `namespace` now, whoever wrote them
+   * (Kubernetes kinds: its NetNamespace's egressIPs, EgressIP objects selecting it, the
+   * egressip-ipam-operator's annotation), with the host carrying each where the cluster shows one.
+   * `adopt: true` on an EgressIp plans exactly these.
+   */
+  namespaceAddresses?(namespace: string, signal?: AbortSignal): Promise<NamespaceAddress[]>;
   /**
    * Optional, no call made: which cluster the provisioner's objects are on (Kubernetes kinds: the
    * cluster its kubeconfig context points at). Resources record it at their first `check` and

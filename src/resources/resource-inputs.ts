@@ -74,7 +74,23 @@ export const ipPoolInputs: Shape = record("an IpPool", poolSpec, { open: true })
 /** IpAllocation's inputs. */
 export const ipAllocationInputs: Shape = record(
   "an IpAllocation",
-  { pool: poolRef, ip: address, adopt: flag, observeWith: provisioner, nodeId: text("a node ID", 253) },
+  {
+    pool: poolRef,
+    ip: address,
+    adopt: flag,
+    observeWith: provisioner,
+    nodeId: text("a node ID", 253),
+    adoptFrom: record(
+      "the namespace whose addresses to adopt",
+      {
+        namespace: text("a namespace name", 63),
+        failureDomain: text("a failure domain (a zone name)"),
+        domains: listOf("a list of failure domains", text("a failure domain (a zone name)")),
+        onlyPool: flag,
+      },
+      { required: ["namespace"] },
+    ),
+  },
   { open: true },
 );
 

@@ -43,13 +43,46 @@ export interface OvnEgressIp {
   ips: string[];
   /** `spec.namespaceSelector.matchLabels`. */
   selects: Record<string, string>;
+  /** `spec.namespaceSelector` as written (matchLabels and matchExpressions). */
+  namespaceSelector: LabelSelector;
+  /** Its annotations. */
+  annotations: Record<string, string>;
   /** `status.items` as ovnkube wrote them (undefined when there is no status). */
   status?: { node: string; egressIP: string }[];
 }
 
+/** A Kubernetes label selector (`matchLabels`, `matchExpressions`). */
+export interface LabelSelector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** Whether `selector` selects an object with `labels` (an empty selector selects everything). */
+export function selectorMatches(selector: LabelSelector, labels: Record<string, string>): boolean {
+  const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
+  return (
+    byLabels &&
+    (selector.matchExpressions ?? []).every(({ key, operator, values = [] }) => {
+      const has = key in labels;
+      switch (operator) {
+        case "In":
+          return has && values.includes(labels[key]!);
+        case "NotIn":
+          return !has || !values.includes(labels[key]!);
+        case "Exists":
+          return has;
+        case "DoesNotExist":
+          return !has;
+        default:
+          return false;
+      }
+    })
+  );
+}
+
 /** Reads an EgressIP object into {@link OvnEgressIp}. */
 export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
-  const spec = (obj.spec ?? {}) as { egressIPs?: unknown; namespaceSelector?: { matchLabels?: unknown } };
+  const spec = (obj.spec ?? {}) as { egressIPs?: unknown; namespaceSelector?: LabelSelector };
   const status = (obj.status ?? undefined) as { items?: unknown } | undefined;
   const items = Array.isArray(status?.items)
     ? (status.items as { node?: unknown; egressIP?: unknown }[])
@@ -59,6 +92,8 @@ export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
     labels: obj.metadata?.labels ?? {},
     ips: addressList(spec as KubeObject, "egressIPs"),
     selects: (spec.namespaceSelector?.matchLabels ?? {}) as Record<string, string>,
+    namespaceSelector: spec.namespaceSelector ?? {},
+    annotations: obj.metadata?.annotations ?? {},
     status: items?.map((i) => ({
       node: String(i.node ?? ""),
       egressIP: canonicalOrSame(String(i.egressIP ?? "")),
@@ -66,8 +101,8 @@ export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
   };
 }
 
-/** CloudPrivateIPConfig names: an IPv4 address, or IPv6 as eight dot-separated hex groups. */
-function cloudPrivateIp(name: string): string | undefined {
+/** The address a CloudPrivateIPConfig's name stands for (IPv4, or IPv6 as eight dot-separated hex groups). */
+export function cloudPrivateIp(name: string): string | undefined {
   const text = /^[0-9a-f]{4}(\.[0-9a-f]{4}){7}$/.test(name) ? name.replace(/\./g, ":") : name;
   return tryParseAddress(text) ? canonicalAddress(text) : undefined;
 }

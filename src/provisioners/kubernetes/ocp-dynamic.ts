@@ -9,6 +9,7 @@ import type { OcpDynamicProvisionerConfig } from "./kube-provisioner-config";
 import type { InstanceSettings } from "../provisioner-config";
 import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
+import { namespaceAddressesOf } from "./namespace-addresses";
 
 /** The host an `ocp-dynamic` egress IP shows: the SDN master picks the node among those with egressCIDRs. */
 export const automaticHost = "(automatic)";
@@ -158,5 +159,6 @@ export function ocpDynamicProvisioner(
     },
 
     placements: (within) => netNamespacePlacements(kube, within, automaticHost),
+    namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, () => automaticHost, signal),
   };
 }

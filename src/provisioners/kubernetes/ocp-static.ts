@@ -14,6 +14,7 @@ import type { InstanceSettings } from "../provisioner-config";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
 import { shown } from "../../core/text";
+import { namespaceAddressesOf } from "./namespace-addresses";
 
 /** The instance ID in an AWS providerID (`aws:///us-east-1a/i-0abc` → `i-0abc`). */
 export function awsInstanceId(providerID: string | undefined): string | undefined {
@@ -247,6 +248,7 @@ export function ocpStaticProvisioner(
     },
 
     placements: (cidrs) => hostSubnetPlacements(kube, cidrs),
+    namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
   };
 }
 

@@ -6,6 +6,8 @@ import {
   api,
   readEgressView,
   readOvnEgressIp,
+  selectorMatches,
+  type OvnEgressIp,
   viewAddresses,
   type EgressView,
 } from "./egress-view";
@@ -23,6 +25,7 @@ import {
   type Owners,
 } from "./owners";
 import { clusterView } from "../../kube/cluster-identity";
+import { namespaceAddressesOf } from "./namespace-addresses";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
@@ -33,6 +36,19 @@ export const namespaceNameLabel = "kubernetes.io/metadata.name";
 
 /** The name of the EgressIP object that holds a namespace's addresses. */
 export const ovnObjectName = (namespace: string): string => `egress-ipam-${namespace}`;
+/** On an EgressIP object taken over by `adopt` (its name is not {@link ovnObjectName}): the namespace it serves. */
+export const adoptedForAnnotation = "egress-ipam/namespace";
+
+const isManaged = (e: { labels: Record<string, string> }) =>
+  e.labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
+
+/** The name of the EgressIP object serving a namespace: one adopted for it, else {@link ovnObjectName}. */
+export function namespaceObjectName(view: EgressView, namespace: string): string {
+  const adopted = view.egressIps.find(
+    (e) => isManaged(e) && e.annotations[adoptedForAnnotation] === namespace,
+  );
+  return adopted?.name ?? ovnObjectName(namespace);
+}
 
 const egressIpRef = (name: string): ObjectRef => ({ apiVersion: api.ovn, kind: "EgressIP", name });
 
@@ -42,7 +58,8 @@ export function ovnLocations(view: EgressView): AddressLocations {
   const namespaceOf = new Map<string, string>();
   for (const e of view.egressIps) {
     for (const s of e.status ?? []) nodeOf.set(s.egressIP, s.node);
-    const ns = e.selects[namespaceNameLabel];
+    const ns =
+      e.selects[namespaceNameLabel] ?? (isManaged(e) ? e.annotations[adoptedForAnnotation] : undefined);
     if (ns) for (const ip of e.ips) namespaceOf.set(ip, ns);
   }
   return { nodeOf, namespaceOf };
@@ -81,9 +98,48 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     return planner.choose({ zone, ip, namespace, locations: ovnLocations(view) }, signal);
   };
 
+  /**
+   * The object that is to hold the namespace's addresses: its own (see {@link namespaceObjectName}),
+   * or with `adopt`, when there is none yet, the one unmanaged EgressIP object that lists `ip` and
+   * selects this namespace alone (its name, selectors and other fields stay; it is labelled ours).
+   */
+  const targetFor = async (
+    ip: string,
+    name: string,
+    view: EgressView,
+    adopting: boolean,
+  ): Promise<{ name: string; takeOver: boolean }> => {
+    const own = namespaceObjectName(view, name);
+    if (!adopting || view.egressIps.some((e) => e.name === own)) return { name: own, takeOver: false };
+    const namespaces = (await kube.core.listNamespace()).items;
+    const selectedBy = (e: OvnEgressIp) =>
+      namespaces
+        .filter((n) => selectorMatches(e.namespaceSelector, n.metadata?.labels ?? {}))
+        .map((n) => n.metadata?.name ?? "");
+    const alone = (e: OvnEgressIp) => {
+      const selected = selectedBy(e);
+      return selected.length === 1 && selected[0] === name;
+    };
+    // The object listing the address; else (another address of the namespace, adopted beside it)
+    // the one that serves this namespace alone.
+    const holder =
+      view.egressIps.find((e) => !isManaged(e) && e.ips.includes(ip)) ??
+      view.egressIps.find((e) => !isManaged(e) && e.ips.length > 0 && alone(e));
+    if (!holder) return { name: own, takeOver: false };
+    if (!alone(holder)) {
+      const selected = selectedBy(holder);
+      throw new Error(
+        `cannot adopt ${ip} for namespace ${name}: EgressIP ${holder.name} has it and selects ` +
+          `${selected.length === 0 ? "no namespace" : `namespaces ${selected.slice(0, 5).join(", ")}${selected.length > 5 ? ", …" : ""}`}; ` +
+          `adopt takes over an object that serves this namespace alone: give each namespace its own EgressIP object first`,
+      );
+    }
+    return { name: holder.name, takeOver: true };
+  };
+
   /** Refuses an address another EgressIP object or OpenShift SDN object has. */
-  const refuseForeign = (ip: string, name: string, view: EgressView) => {
-    const other = view.egressIps.find((e) => e.name !== ovnObjectName(name) && e.ips.includes(ip));
+  const refuseForeign = (ip: string, target: string, name: string, view: EgressView) => {
+    const other = view.egressIps.find((e) => e.name !== target && e.ips.includes(ip));
     if (other) {
       throw new Error(
         `cannot give ${ip} to namespace ${name}: EgressIP ${other.name} already has it in spec.egressIPs; ` +
@@ -99,23 +155,23 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
    */
   const editSpec = (
     name: string,
+    target: { name: string; takeOver: boolean },
     doing: string,
     change: (ips: string[], owners: Owners) => { ips: string[]; owners: Owners } | undefined,
     signal?: AbortSignal,
   ) =>
     editObject(
       kube,
-      egressIpRef(ovnObjectName(name)),
+      egressIpRef(target.name),
       doing,
       (current: KubeObject | undefined) => {
-        if (
-          current &&
-          current.metadata?.labels?.["app.kubernetes.io/managed-by"] !==
-            managedBy["app.kubernetes.io/managed-by"]
-        ) {
+        const managed =
+          current?.metadata?.labels?.["app.kubernetes.io/managed-by"] ===
+          managedBy["app.kubernetes.io/managed-by"];
+        if (current && !managed && !target.takeOver) {
           throw new Error(
-            `${doing}: EgressIP ${ovnObjectName(name)} exists and is not managed by pulumi-egress-ipam; ` +
-              `rename or delete it, then run pulumi up again`,
+            `${doing}: EgressIP ${target.name} exists and is not managed by pulumi-egress-ipam; ` +
+              `rename or delete it, or set adopt: true on the EgressIp to take it over, then run pulumi up again`,
           );
         }
         const before = current ? readOvnEgressIp(current).ips : [];
@@ -127,7 +183,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
           return {
             create: {
               metadata: {
-                name: ovnObjectName(name),
+                name: target.name,
                 labels: managedBy,
                 ...(record === null ? {} : { annotations: { [ownersAnnotation]: record } }),
               },
@@ -138,9 +194,17 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
             } as KubeObject,
           };
         }
+        // An object taken over is labelled ours and says which namespace it serves.
+        const takenOver = !managed && target.takeOver;
         return {
           mergePatch: {
-            metadata: { annotations: { [ownersAnnotation]: record } },
+            metadata: {
+              ...(takenOver ? { labels: managedBy } : {}),
+              annotations: {
+                [ownersAnnotation]: record,
+                ...(takenOver && target.name !== ovnObjectName(name) ? { [adoptedForAnnotation]: name } : {}),
+              },
+            },
             spec: { egressIPs: after.ips },
           },
         };
@@ -156,13 +220,16 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
    */
   const add = async (ip: string, doing: string, takeOver: boolean, signal?: AbortSignal) => {
     const name = ns(doing);
-    refuseForeign(ip, name, await readEgressView(kube));
+    const view = await readEgressView(kube);
+    const target = await targetFor(ip, name, view, takeOver);
+    refuseForeign(ip, target.name, name, view);
     await editSpec(
       name,
+      target,
       doing,
       (ips, owners) => {
         if (ips.includes(ip) && owner) {
-          refuseUnowned(owners, ip, owner, takeOver, `EgressIP ${ovnObjectName(name)} (spec.egressIPs)`);
+          refuseUnowned(owners, ip, owner, takeOver, `EgressIP ${target.name} (spec.egressIPs)`);
         }
         const recorded = owner ? { ...owners, [ip]: [owner] } : owners;
         if (ips.includes(ip) && ownersValue(recorded) === ownersValue(owners)) return undefined;
@@ -244,9 +311,11 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     async removeIP(rawIp, _host, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`removing ${ip} from the EgressIP of its namespace`);
+      const target = { name: namespaceObjectName(await readEgressView(kube), name), takeOver: false };
       await editSpec(
         name,
-        `removing ${ip} from EgressIP ${ovnObjectName(name)}`,
+        target,
+        `removing ${ip} from EgressIP ${target.name}`,
         (ips, owners) => {
           if (!ips.includes(ip) && !(ip in owners)) return undefined;
           const { [ip]: _gone, ...rest } = owners;
@@ -270,10 +339,12 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     async checkIP(rawIp, host) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`checking ${ip}`);
-      const object = (await readEgressView(kube)).egressIps.find((e) => e.name === ovnObjectName(name));
+      const view = await readEgressView(kube);
+      const objectName = namespaceObjectName(view, name);
+      const object = view.egressIps.find((e) => e.name === objectName);
       if (!object?.ips.includes(ip)) {
         throw new Error(
-          `egress IP ${ip} is not in spec.egressIPs of EgressIP ${ovnObjectName(name)}${object ? "" : " (no such object)"}; ` +
+          `egress IP ${ip} is not in spec.egressIPs of EgressIP ${objectName}${object ? "" : " (no such object)"}; ` +
             `run pulumi up to put it back`,
         );
       }
@@ -301,5 +372,6 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     },
 
     placements: (cidrs) => egressIpPlacements(kube, cidrs),
+    namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
   };
 }

@@ -103,6 +103,16 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
   let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
   try {
+    // Adopted: where the cluster has the address now, while that host serves the domain.
+    if (
+      !host &&
+      news.adopt === true &&
+      provisioner.namespaceAddresses &&
+      typeof news.namespace === "string"
+    ) {
+      const present = await provisioner.namespaceAddresses(news.namespace, callSignal());
+      host = present.find((a) => a.ip === ip)?.host;
+    }
     // A host that left the domain (terminated, untagged) is replaced now, so plain `up` moves the
     // address; a pinned host is the user's choice and stays.
     if (host && !news.pinnedHost && provisioner.hostServes) {

@@ -29,6 +29,15 @@ export interface EgressIpArgs {
   host?: pulumi.Input<string>;
   /** Specific addresses, one per failure domain, in order. */
   ips?: pulumi.Input<string>[];
+  /**
+   * Take over the addresses the namespace already has, where they are: without `ips`, those the
+   * cluster gives it (Kubernetes kinds: its NetNamespace's egressIPs, an EgressIP object selecting
+   * it alone, the egressip-ipam-operator's annotation), one per failure domain by the Node carrying
+   * it; with `ips`, those. Preview shows exactly those addresses and hosts; `up` records this stack
+   * as their owner and moves nothing. Refused at preview, naming both, for an address outside the
+   * pool or held by another resource. Read at the first plan only: later runs keep what state has.
+   */
+  adopt?: boolean;
 }
 
 /** Inputs of {@link EgressIpAssignment}. */
@@ -114,6 +123,11 @@ export class EgressIp extends pulumi.ComponentResource {
     if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
       throw new Error(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
     }
+    if (args.adopt && !args.ips && args.namespace === undefined) {
+      throw new Error(
+        `EgressIp "${name}": adopt takes over the addresses a namespace has: set namespace, or give ips`,
+      );
+    }
     const child = (domain: string) => (domain === "" ? name : `${name}-${domain}`);
     const poolFor = (domain: string): IpPool => {
       if (isPool(args.pool)) return args.pool;
@@ -126,7 +140,22 @@ export class EgressIp extends pulumi.ComponentResource {
         new IpAllocation(
           child(domain),
           // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
-          { pool: poolFor(domain), ip: args.ips?.[i], observeWith: args.provisioner },
+          {
+            pool: poolFor(domain),
+            ip: args.ips?.[i],
+            observeWith: args.provisioner,
+            ...(args.adopt && args.ips ? { adopt: true } : {}),
+            ...(args.adopt && !args.ips
+              ? {
+                  adoptFrom: {
+                    namespace: args.namespace ?? "",
+                    failureDomain: domain,
+                    domains,
+                    onlyPool: isPool(args.pool),
+                  },
+                }
+              : {}),
+          },
           { parent: this },
         ),
     );
@@ -140,6 +169,7 @@ export class EgressIp extends pulumi.ComponentResource {
             failureDomain: domain,
             host: args.host,
             namespace: args.namespace,
+            ...(args.adopt ? { adopt: true } : {}),
           },
           { parent: this },
         ),

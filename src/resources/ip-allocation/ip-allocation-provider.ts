@@ -21,11 +21,14 @@ import { IpamError } from "../../core/ipam-error";
 import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { randomUUID } from "node:crypto";
-import { holdersAhead, readQueue, usedAddresses } from "../pool/pool-queue";
+import { holdersAhead, poolName, readQueue, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
 import { provisionerFailures } from "../../provisioners/provisioner-cache";
 import { ipAllocationInputs } from "../resource-inputs";
+import { adoptedAddress, describeAddress } from "./adopted-address";
+import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
+import { adoptHint } from "../../ledger/planner";
 
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
 function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
@@ -49,7 +52,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   const { news, queue } = takeHolder(checked);
   const malformed = shapeFailures(news, ipAllocationInputs);
   if (malformed.length > 0) return { inputs: news, failures: malformed };
-  if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId].some(hasUnknown))
+  if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId, news.adoptFrom].some(hasUnknown))
     return { inputs: news };
   const failures: Failure[] =
     news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");
@@ -65,6 +68,19 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     return checkNodeAllocation(olds, news, pool);
   if (news.adopt && news.ip === undefined) {
     failures.push({ property: "adopt", reason: "adopt needs the address to take over: set ip" });
+  }
+  if (news.adoptFrom != null && news.observeWith == null) {
+    failures.push({
+      property: "adoptFrom",
+      reason: "adopting a namespace's addresses reads them through a provisioner: set observeWith",
+    });
+  }
+  if (pool && pool.rangeSets.length > 1 && news.adoptFrom != null) {
+    failures.push({
+      property: "adoptFrom",
+      reason:
+        "a dual-stack pool plans one address per family; adopting a namespace's address needs a single-family pool",
+    });
   }
   if (pool && pool.rangeSets.length > 1 && news.ip !== undefined) {
     failures.push({
@@ -93,21 +109,36 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
   if (old && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
-    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, old) } };
+    const kept = olds.adoptedFrom === undefined ? {} : { adoptedFrom: olds.adoptedFrom };
+    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, old), ...kept } };
+  }
+
+  // A first plan of an EgressIp with `adopt`: the address its namespace has already (none: a new one).
+  let adopted: NamespaceAddress | undefined;
+  if (news.adoptFrom != null && requested === undefined && !old) {
+    try {
+      adopted = await adoptedAddress(pool, poolName(poolId), news.observeWith, news.adoptFrom);
+      if (adopted) requested = await checkRequestable(pool, adopted.ip);
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "adopt", reason: errorMessage(e) }] };
+    }
   }
 
   try {
     // Addresses in use outside Pulumi state are never planned, nor accepted unless adopted.
     const inUse = await usedAddresses(pool, news.observeWith);
-    if (requested !== undefined && !news.adopt) await checkRequestable(pool, requested, inUse);
+    if (requested !== undefined && !news.adopt && !adopted) await checkRequestable(pool, requested, inUse);
     const ledger = ledgerFor(news, news.pool.ledger, `IpAllocation ${news.owner} (check)`);
     // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
     const ahead = readQueue(queue, news.owner);
     if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
       // Planned on its own, it would take an address the others could not foresee.
-      const reason =
-        "ip came from an output or a promise and resolved to nothing, so the pool's other holders could not " +
-        "take this allocation into account: give ip as a plain string, or leave it out";
+      const reason = news.adoptFrom
+        ? `namespace ${String(news.adoptFrom.namespace)} has no address to adopt in this pool for failure domain ` +
+          `"${String(news.adoptFrom.failureDomain ?? "")}", and a new one cannot be planned for a namespace that came ` +
+          "from an output (the pool's other holders could not take it into account): give the namespace as a plain string"
+        : "ip came from an output or a promise and resolved to nothing, so the pool's other holders could not " +
+          "take this allocation into account: give ip as a plain string, or leave it out";
       return { inputs: news, failures: [{ property: "ip", reason }] };
     }
     if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
@@ -120,9 +151,16 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       adopt: Boolean(news.adopt),
     });
     const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
-    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, record) } };
+    const from = adopted ? { adoptedFrom: adopted.source } : {};
+    return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, record), ...from } };
   } catch (e) {
-    return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
+    if (!adopted) return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
+    // The namespace's address is another holder's: adopt takes over from the cluster, not from Pulumi.
+    const reason =
+      `namespace ${String(news.adoptFrom.namespace)} has ${describeAddress(adopted)}, and ` +
+      `${errorMessage(e).replace(adoptHint, "")}: two holders cannot have one address; find out which should ` +
+      `(pulumi-egress-ipam report), then delete the other or leave adopt off`;
+    return { inputs: news, failures: [{ property: "adopt", reason }] };
   }
 }
 

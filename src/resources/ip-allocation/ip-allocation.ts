@@ -1,7 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { providerContext } from "../context";
-import type { IpPool } from "../ip-pool/ip-pool";
+import type { AdoptFromArgs, IpPool } from "../ip-pool/ip-pool";
 import { thinProvider } from "../thin-provider";
 
 /** Inputs of {@link IpAllocation}. */
@@ -20,6 +20,12 @@ export interface IpAllocationArgs {
    * pool's subnets) is added to the taken set when planning. {@link EgressIp} sets it.
    */
   observeWith?: pulumi.Input<ProvisionerConfig>;
+  /**
+   * Plan the address the namespace already has (as `observeWith`'s provisioner reads it from the
+   * cluster: its NetNamespace, an EgressIP object selecting it, the egressip-ipam-operator's
+   * annotation) instead of a new one, at the first plan only. {@link EgressIp} sets it with `adopt: true`.
+   */
+  adoptFrom?: AdoptFromArgs;
   /**
    * A webmesh node ID: the allocation is the node's host prefix (/32 or /128, see `prefix`) in a pool
    * with a node `network` and a shared `ledger`; the same node ID gets the same address from every
@@ -52,25 +58,29 @@ export class IpAllocation extends pulumi.dynamic.Resource {
    * next `pulumi up` claims a missing one again, or refuses at preview an address another stack holds.
    */
   declare public readonly claim: pulumi.Output<string | undefined>;
+  /** With `adoptFrom`: where the cluster had the address taken over (`NetNamespace team-a`, …). */
+  declare public readonly adoptedFrom: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: IpAllocationArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpAllocation", opts);
     const props = {
       // Who is asking and the pool's holders before it: read by `check`, not kept in state (where
       // check stores the stack and owner as plain values).
-      holder: args.pool.enqueueHolder(context, args.ip, args.observeWith),
+      holder: args.pool.enqueueHolder(context, args.ip, args.observeWith, args.adoptFrom),
       pool: args.pool.ref,
       // Set by the program only when requested; `check` writes the planned address here.
       ip: args.ip,
       adopt: args.adopt,
       observeWith: args.observeWith,
       nodeId: args.nodeId,
+      adoptFrom: args.adoptFrom,
       ips: undefined,
       cidr: undefined,
       gateway: undefined,
       poolId: undefined,
       prefix: undefined,
       claim: undefined,
+      adoptedFrom: undefined,
     };
     super(thinProvider("IpAllocation"), name, props, opts, "egress-ipam", "IpAllocation");
   }

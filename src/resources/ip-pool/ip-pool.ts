@@ -55,6 +55,18 @@ interface PoolQueueInput {
   holders: Promise<string>;
 }
 
+/** Where an allocation adopts its address from: see `IpAllocationArgs.adoptFrom`. */
+export interface AdoptFromArgs {
+  /** The namespace whose present address is taken over. */
+  namespace: pulumi.Input<string>;
+  /** The allocation's failure domain: the address on a Node of this domain is taken. */
+  failureDomain?: string;
+  /** Every failure domain of the EgressIp: an address on a Node of another one is refused. */
+  domains?: string[];
+  /** This pool is the EgressIp's only pool: every address of the namespace must be in it. */
+  onlyPool?: boolean;
+}
+
 /** What a holder passes to its provider as its `holder` input: who it is and the pool's queue up to it. */
 export interface HolderInput extends ProviderContext {
   queue: PoolQueueInput;
@@ -140,13 +152,24 @@ export class IpPool extends pulumi.dynamic.Resource {
     context: ProviderContext,
     ip: pulumi.Input<string> | undefined,
     observeWith: pulumi.Input<ProvisionerConfig> | undefined,
+    adoptFrom?: AdoptFromArgs,
   ): HolderInput {
-    const requested = ip === undefined ? undefined : typeof ip === "string" ? ip : null;
+    // An adopted address is known to the others when its namespace is (they find it as its check does).
+    const adopt =
+      adoptFrom && typeof adoptFrom.namespace === "string"
+        ? { ...adoptFrom, namespace: adoptFrom.namespace }
+        : undefined;
+    const requested =
+      adoptFrom && !adopt ? null : ip === undefined ? undefined : typeof ip === "string" ? ip : null;
     const observer = observeWith === undefined ? undefined : this.observer(observeWith);
     const previous = this.lastOwner;
     this.lastOwner = context.owner;
     const line = Promise.all([context.owner, previous]).then(([urn, before]) =>
-      encodeHolder({ owner: urn, ip: requested, observer }, urnPrefix(urn), before),
+      encodeHolder(
+        { owner: urn, ip: requested, observer, ...(adopt ? { adopt } : {}) },
+        urnPrefix(urn),
+        before,
+      ),
     );
     // Each holder's text extends the previous one's: one concatenation per holder.
     this.queueText = Promise.all([this.queueText, line]).then(([text, l]) =>

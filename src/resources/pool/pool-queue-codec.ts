@@ -1,5 +1,5 @@
-// The wire form of a pool's holder queue: one line of JSON per holder, `[owner, ip, observer]` with
-// trailing defaults left out; ip is "" when none was requested and "?" when it is not known to
+// The wire form of a pool's holder queue: one line of JSON per holder, `[owner, ip, observer, adopt]`
+// with trailing defaults left out; ip is "" when none was requested and "?" when it is not known to
 // other holders, observer -1 when there is none. The owner's URN is written without the
 // `urn:pulumi:<stack>::<project>::` that every holder of a stack shares, and as `:<name>` when its
 // type is the previous holder's. A holder's check receives every earlier holder, so the queue's
@@ -17,6 +17,11 @@ export interface QueuedHolder {
   ip?: string | null;
   /** Index of the holder's `observeWith` among the queue's observers. */
   observer?: number;
+  /**
+   * The namespace (and failure domain) whose present address the holder adopts (an EgressIp with
+   * `adopt`): planned as that address, found through its observer, or automatically when it has none.
+   */
+  adopt?: { namespace: string; failureDomain?: string; domains?: string[]; onlyPool?: boolean };
 }
 
 /** The part of a URN shared by every resource of the stack: `urn:pulumi:<stack>::<project>::`. */
@@ -43,13 +48,12 @@ export function encodeHolder(holder: QueuedHolder, prefix: string, previous?: st
     const sameType = previous !== undefined && typeOf(previous, prefix) === type;
     owner = sameType ? `:${owner.slice(prefix.length + type.length + 2)}` : owner.slice(prefix.length);
   }
-  const line: (string | number)[] = [
-    owner,
-    holder.ip === null ? "?" : (holder.ip ?? ""),
-    holder.observer ?? -1,
-  ];
-  if (line[2] === -1) line.pop();
-  if (line.length === 2 && line[1] === "") line.pop();
+  const line: unknown[] = [owner, holder.ip === null ? "?" : (holder.ip ?? ""), holder.observer ?? -1];
+  if (holder.adopt) line.push(holder.adopt);
+  else {
+    if (line[2] === -1) line.pop();
+    if (line.length === 2 && line[1] === "") line.pop();
+  }
   return JSON.stringify(line);
 }
 
@@ -61,8 +65,14 @@ export function decodeHolders(lines: string, someOwner: string): QueuedHolder[] 
   const prefix = urnPrefix(someOwner);
   let previousType: string | undefined;
   return lines.split("\n").map((line) => {
-    const [written, ip = "", observer = -1] = JSON.parse(line) as unknown[];
-    if (typeof written !== "string" || typeof ip !== "string" || typeof observer !== "number") {
+    const [written, ip = "", observer = -1, adopt] = JSON.parse(line) as unknown[];
+    const adopting = adopt as QueuedHolder["adopt"] | undefined;
+    if (
+      typeof written !== "string" ||
+      typeof ip !== "string" ||
+      typeof observer !== "number" ||
+      (adopting !== undefined && typeof adopting?.namespace !== "string")
+    ) {
       throw new Error(`not a queued holder: ${line}`);
     }
     let owner: string;
@@ -74,6 +84,7 @@ export function decodeHolders(lines: string, someOwner: string): QueuedHolder[] 
     const holder: QueuedHolder = { owner };
     if (ip !== "") holder.ip = ip === "?" ? null : ip;
     if (observer >= 0) holder.observer = observer;
+    if (adopting) holder.adopt = adopting;
     return holder;
   });
 }

@@ -6,6 +6,10 @@ import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
 import type { Props } from "../provider-props";
 import { provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
+import { adoptedAddress } from "../ip-allocation/adopted-address";
+
+/** The name part of a pool's URN, for messages. */
+export const poolName = (id: string): string => id.split("::").at(-1) ?? id;
 
 /**
  * Every holder of a pool that the program had created up to and including the one being checked,
@@ -69,6 +73,25 @@ export async function holdersAhead(
   for (const holder of queue.holders.slice(0, -1)) {
     const choose = holder.observer === undefined ? plain : choosers.get(holder.observer);
     if (holder.ip === null || choose === undefined) continue;
+    if (holder.adopt && holder.observer !== undefined) {
+      // The address its namespace has, as its own check finds it (one read per process); none: automatic.
+      const config = queue.observers[holder.observer] as ProvisionerConfig;
+      const found: { ip?: string } | undefined = await adoptedAddress(
+        pool,
+        poolName(poolId),
+        config,
+        holder.adopt,
+      )
+        .then((a) => (a ? checkRequestable(pool, a.ip) : undefined))
+        .then(
+          (ip) => ({ ip }),
+          () => undefined,
+        );
+      // Left out when the namespace's addresses do not fit: its own check says why.
+      if (found?.ip) requests.push({ pool: poolId, owner: holder.owner, requested: [found.ip], choose });
+      else if (found) requests.push({ pool: poolId, owner: holder.owner, count, choose });
+      continue;
+    }
     if (holder.ip === undefined) {
       requests.push({ pool: poolId, owner: holder.owner, count, choose });
       continue;
