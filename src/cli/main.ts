@@ -12,7 +12,7 @@ import { styleFor } from "./style";
 const exitHelp = `
 Exit codes:
   0  done; check found no drift
-  1  check found leaked, missing or misplaced addresses
+  1  check found leaked, missing or misplaced addresses; import left out something it lists
   2  usage or user error (bad option, unknown stack, unreadable checkpoint)
   3  a provisioner or a shared pool's ledger could not be asked (endpoint unreachable, credentials refused)
 
@@ -143,6 +143,47 @@ export function program(): Command {
       process.stdout.write(`${text}\n`);
       if (result.findings.length > 0) process.exitCode = exitCodes.drift;
     });
+  cli
+    .command("import")
+    .description(
+      "Read only: reads a cluster's egress IPs (the egressip-ipam-operator's EgressIPAMs and namespace " +
+        "annotations, NetNamespaces, HostSubnets, EgressIP objects, CloudPrivateIPConfigs) and writes a Pulumi " +
+        "TypeScript program that adopts each where it is: a pool per CIDR, an EgressIp with adopt: true per " +
+        "namespace, CidrAssignments where hosts carry egressCIDRs or the egress-assignable label.",
+    )
+    .option("--context <name>", "the kubeconfig context (default: the current one)")
+    .option(
+      "--cidr <cidr>",
+      "also make a pool of this subnet, for addresses no EgressIPAM or egressCIDRs names (repeatable)",
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option(
+      "--namespace <name>",
+      "only this namespace and the pools it uses (repeatable; default: every namespace with egress IPs)",
+      (value: string, all: string[]) => [...all, value],
+      [] as string[],
+    )
+    .option(
+      "--zone-label <key>",
+      "the Node label naming the failure domain of addresses no EgressIPAM manages (default topology.kubernetes.io/zone)",
+    )
+    .option("-o, --out <file>", "write the program to this file (default: stdout)")
+    .option("--json", "print what was found and planned as JSON instead of the program")
+    .addHelpText("after", exitHelp)
+    .exitOverride()
+    .action(
+      async (opts: {
+        context?: string;
+        cidr: string[];
+        zoneLabel?: string;
+        out?: string;
+        json?: boolean;
+      }) => {
+        const { runImport } = require("./import-command") as typeof import("./import-command");
+        await runImport({ ...opts, cidrs: opts.cidr });
+      },
+    );
   return cli;
 }
 
