@@ -1,11 +1,21 @@
 // Changing an EgressIp's provisioner kind keeps its addresses (the SDN → OVN move every OpenShift
 // SDN cluster makes), with the real engine and the real kube-apiserver: ocp-static → ovn,
-// ocp-dynamic (with its CidrAssignment) → ovn, none → ovn. Preview shows the same address with its
+// ocp-dynamic (with its CidrAssignment) → ovn, none → ovn, ocp-static with cloud: aws → ovn. Preview shows the same address with its
 // new placement; up puts it on the namespace's EgressIP object first, then takes it off the SDN
 // objects (they share none, so the namespace is never without it); a second up changes nothing.
+import type { EC2Client } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
+import {
+  createWorld,
+  ec2Client,
+  motoCredentials,
+  secondaryIps,
+  startMoto,
+  type MotoServer,
+  type World,
+} from "../support/moto";
 import {
   hostSubnetCidrs,
   hostSubnetIps,
@@ -109,5 +119,88 @@ describe("an EgressIp switched to ovn keeps its addresses", () => {
     const [ip] = (await upOutputs(h)).ips as [string];
     expect(await egressIpObjectIps(w.ns.z)).toEqual([]);
     await switchToOvn(h, w.ns.z, subnet, ip);
+  });
+});
+
+// OpenShift SDN on AWS: ocp-static with cloud: aws made each address a secondary IP of its node's
+// instance (moto's EC2 here). Under OVN-Kubernetes the cloud side is OVN's own (its
+// cloud-network-config-controller assigns the address through a CloudPrivateIPConfig), so the switch
+// takes the secondary IP off the instance first and then writes the EgressIP object: the old
+// delete must not unassign what OVN has just assigned. The window is that one step per address.
+describe("an EgressIp on ocp-static with cloud: aws switched to ovn (moto + kube-apiserver)", () => {
+  const region = "us-east-1";
+  const zone = "us-east-1a";
+  let moto: MotoServer;
+  let ec2: EC2Client;
+  let aws: World;
+  let w: SdnWorld<"n1" | "n2", "x">;
+  let h: Harness | undefined;
+  const onInstances = () => secondaryIps(ec2, [aws.subnetIds[zone]!]);
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    ec2 = ec2Client(moto.endpoint, region);
+    aws = await createWorld(ec2, {
+      region,
+      subnets: { [zone]: "10.0.1.0/24" },
+      instances: { [zone]: [{}, {}] },
+    });
+    const [i1, i2] = aws.instanceIds[zone]!;
+    w = await sdnWorld(
+      {
+        n1: { zone: "a", providerID: `aws:///${zone}/${i1}` },
+        n2: { zone: "a", providerID: `aws:///${zone}/${i2}` },
+      },
+      ["x"],
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await h?.destroy().catch(() => undefined);
+    h?.dispose();
+    await w?.cleanup();
+    await moto?.stop();
+  });
+
+  it("same address; off the instance, the HostSubnet and the NetNamespace; onto the EgressIP object", async () => {
+    h = Harness.create("migrate-static-aws", { env: { ...motoCredentials, KUBECONFIG: testKubeconfig() } });
+    const harness = h;
+    const program = (kind: "ocp-static" | "ovn") => async () => {
+      const { IpPool, EgressIp } = harness.pkg<Pkg>("pulumi-egress-ipam");
+      const provisioner =
+        kind === "ocp-static"
+          ? {
+              kind,
+              nodeSelector: w.selector,
+              cloud: { kind: "aws" as const, region, endpoint: moto.endpoint },
+            }
+          : { kind, nodeSelector: w.selector };
+      const pool = new IpPool("egress", { ranges: [{ subnet: "10.0.1.0/24" }], cloudReserved: "aws" });
+      const e = new EgressIp("team", { pool, namespace: w.ns.x, failureDomains: [w.zone("a")], provisioner });
+      return { ips: e.ips, hosts: e.hosts };
+    };
+    await h.program(program("ocp-static"));
+    const up = await h.up();
+    const [ip] = up.outputs.ips!.value as [string];
+    const [host] = up.outputs.hosts!.value as [string];
+    const instance = host === w.node.n1 ? aws.instanceIds[zone]![0]! : aws.instanceIds[zone]![1]!;
+    expect(await onInstances()).toEqual({ [instance]: [ip] });
+    expect(await hostSubnetIps(host)).toEqual([ip]);
+
+    await h.program(program("ovn"));
+    const preview = await h.preview();
+    expect(preview.op(`IpAllocation::team-${w.zone("a")}`)).toBe("same");
+    const steps = preview.events
+      .map((e) => e.resourcePreEvent?.metadata)
+      .filter((m) => m?.urn.endsWith(`EgressIpAssignment::team-${w.zone("a")}`));
+    // Delete first: the instance's secondary IP goes before OVN's cloud side could assign it.
+    expect(steps.map((m) => m!.op)).toEqual(["delete-replaced", "replace", "create-replacement"]);
+    expect([...new Set(steps.flatMap((m) => (m!.new?.inputs?.ip ? [m!.new.inputs.ip] : [])))]).toEqual([ip]);
+    const after = await h.up();
+    expect(after.outputs.ips!.value).toEqual([ip]);
+    expect(await onInstances()).toEqual({});
+    expect(await hostSubnetIps(host)).toEqual([]);
+    expect(await netNamespaceIps(w.ns.x)).toEqual([]);
+    expect(await egressIpObjectIps(w.ns.x)).toEqual([ip]);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
   });
 });
