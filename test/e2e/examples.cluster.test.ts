@@ -20,6 +20,7 @@ import {
   testKubeconfig,
   uniqueName,
 } from "../support/kube";
+import { operatorWorld } from "../support/operator-world";
 
 /** Planned addresses of the allocations, by URN, as preview showed them. */
 function plannedIps(preview: PreviewResult): Record<string, unknown> {
@@ -158,7 +159,76 @@ function ledgerNamespace(project: string): ExampleSpec["prepare"] {
   };
 }
 
+/**
+ * The cluster as the egressip-ipam-operator left it for the sample tenants: the Nodes and
+ * HostSubnets of {@link clusterNodes}, the tenants' namespaces (with NetNamespaces), and one address
+ * per zone's CIDR on each, written as the operator writes them. `assigned` is filled in for `check`.
+ */
+function operatorCluster(project: string, assigned: Record<string, string[]>): ExampleSpec["prepare"] {
+  return async () => {
+    const base = (await clusterNodes(project, true)!())!;
+    const sample = base.config({
+      [`${project}:zones`]: ["zone-a", "zone-b"],
+      [`${project}:tenants`]: ["team-a", "team-b"],
+    });
+    const zones = sample[`${project}:zones`] as string[];
+    const tenants = sample[`${project}:tenants`] as string[];
+    const [a, b, c] = (sample[`${project}:egressSubnet`] as string).split(".");
+    const cidrs = zones.map((_, i) => `${a}.${b}.${c}.${16 * i}/28`);
+    const reserved = [`${a}.${b}.${c}.1`];
+    for (const tenant of tenants) await kube().core.createNamespace({ body: { metadata: { name: tenant } } });
+    // The SDN master's NetNamespaces (netNamespacesFor makes them within a round or two).
+    for (const tenant of tenants)
+      await expect
+        .poll(() => listObjectNames("network.openshift.io/v1", "NetNamespace"), { timeout: 15_000 })
+        .toContain(tenant);
+    const op = await operatorWorld({
+      name: `${tenants[0]}-ipam`,
+      topologyLabel: "topology.kubernetes.io/zone",
+      nodeSelector: sample[`${project}:nodeSelector`] as Record<string, string>,
+      cidrs: zones.map((zone, i) => ({
+        cidr: cidrs[i]!,
+        labelValue: zone,
+        ...(i === 0 ? { reservedIPs: reserved } : {}),
+        nodes: [`${zone}-0`, `${zone}-1`],
+      })),
+      namespaces: tenants,
+    });
+    for (const [ns, { ips }] of Object.entries(op.assigned)) assigned[ns] = ips;
+    return {
+      config: (cfg) => {
+        const out = base.config(cfg);
+        delete out[`${project}:egressSubnet`];
+        return { ...out, [`${project}:cidrs`]: cidrs, [`${project}:reserved`]: reserved };
+      },
+      cleanup: async () => {
+        await op.cleanup();
+        await Promise.all(
+          tenants.map((name) =>
+            kube()
+              .core.deleteNamespace({ name })
+              .catch(() => undefined),
+          ),
+        );
+        await base.cleanup?.();
+      },
+    };
+  };
+}
+
+const listObjectNames = async (apiVersion: string, kind: string) =>
+  ((await kube().objects.list(apiVersion, kind)).items as KubernetesObject[]).map((o) => o.metadata?.name);
+
+const operatorAssigned: Record<string, string[]> = {};
+
 const specs: Record<string, ExampleSpec> = {
+  "migrate-from-operator": {
+    stacks: ["dev"],
+    kube: true,
+    prepare: operatorCluster("egress-ipam-migrate-from-operator", operatorAssigned),
+    // The operator's addresses, kept through the adoption and the switch to ovn (step2).
+    check: (outputs) => expect(outputs.dev!.egressIps).toEqual(operatorAssigned),
+  },
   quickstart: { stacks: ["dev"] },
   "egress-ips": { stacks: ["dev"] },
   "openshift-sdn": {
