@@ -4,10 +4,21 @@
 // addresses and hosts; up moves nothing (the SDN and OVN objects compared before and after, only
 // our owner record added); a second preview is empty. Refused at preview, nothing changed: an
 // address outside the pool, one another resource of the stack holds, a provisioner without a cluster.
+import { AssignPrivateIpAddressesCommand, type EC2Client } from "@aws-sdk/client-ec2";
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
+import {
+  createWorld,
+  ec2Client,
+  interfacesIn,
+  motoCredentials,
+  secondaryIps,
+  startMoto,
+  type MotoServer,
+  type World,
+} from "../support/moto";
 import {
   hostSubnetIps,
   netNamespaceIps,
@@ -225,5 +236,92 @@ describe("adopt: true takes over a namespace's egress IPs where they are", () =>
     await h.program(program(h, "none", w.ns.q, `${net}.48/28`));
     await expect(h.preview()).rejects.toThrow(/none provisioner has no cluster to read: give the addresses/);
     expect(await snapshot()).toEqual(before);
+  });
+});
+
+// OpenShift SDN on AWS, as the egressip-ipam-operator leaves it: the address is on the NetNamespace,
+// on the node's HostSubnet, and a secondary private IP of that node's instance (moto's EC2).
+describe("adopt: true with ocp-static and cloud: aws (moto + kube-apiserver)", () => {
+  const region = "us-east-1";
+  const zone = "us-east-1a";
+  let moto: MotoServer;
+  let ec2: EC2Client;
+  let aws: World;
+  let w: SdnWorld<"n1" | "n2", "x">;
+  let h: Harness | undefined;
+  const onInstances = () => secondaryIps(ec2, [aws.subnetIds[zone]!]);
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    ec2 = ec2Client(moto.endpoint, region);
+    aws = await createWorld(ec2, {
+      region,
+      subnets: { [zone]: "10.0.1.0/24" },
+      instances: { [zone]: [{}, {}] },
+    });
+    const [i1, i2] = aws.instanceIds[zone]!;
+    w = await sdnWorld(
+      {
+        n1: { zone: "a", providerID: `aws:///${zone}/${i1}` },
+        n2: { zone: "a", providerID: `aws:///${zone}/${i2}` },
+      },
+      ["x"],
+    );
+  }, 120_000);
+  afterAll(async () => {
+    await h?.destroy().catch(() => undefined);
+    h?.dispose();
+    await w?.cleanup();
+    await moto?.stop();
+  });
+
+  it("the instance's secondary IP, its HostSubnet and the NetNamespace stay as they are; destroy takes all three off", async () => {
+    const ip = "10.0.1.20";
+    const [i1] = aws.instanceIds[zone]!;
+    const eni = (await interfacesIn(ec2, [aws.subnetIds[zone]!])).find(
+      (n) => n.Attachment?.InstanceId === i1,
+    )!;
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: eni.NetworkInterfaceId,
+        PrivateIpAddresses: [ip],
+      }),
+    );
+    await setField(sdnApi, "NetNamespace", w.ns.x, "egressIPs", [ip]);
+    await setHostSubnetIps(w.node.n1, [ip]);
+    const snapshot = async () => [
+      await onInstances(),
+      await hostSubnetIps(w.node.n1),
+      await netNamespaceIps(w.ns.x),
+    ];
+    const before = await snapshot();
+    expect(before[0]).toEqual({ [i1!]: [ip] });
+
+    h = Harness.create("adopt-static-aws", { env: { ...motoCredentials, KUBECONFIG: testKubeconfig() } });
+    const harness = h;
+    await h.program(async () => {
+      const pkg = harness.pkg<Pkg>("pulumi-egress-ipam");
+      const pool = new pkg.IpPool("egress", { ranges: [{ subnet: "10.0.1.0/24" }], cloudReserved: "aws" });
+      const e = new pkg.EgressIp("team", {
+        pool,
+        namespace: w.ns.x,
+        failureDomains: [w.zone("a")],
+        provisioner: {
+          kind: "ocp-static",
+          nodeSelector: w.selector,
+          cloud: { kind: "aws", region, endpoint: moto.endpoint },
+        },
+        adopt: true,
+      });
+      return { ips: e.ips, hosts: e.hosts };
+    });
+    const preview = await h.preview();
+    expect(preview.planned(`IpAllocation::team-${w.zone("a")}`)?.ip).toBe(ip);
+    expect(preview.planned(`EgressIpAssignment::team-${w.zone("a")}`)?.host).toBe(w.node.n1);
+    await h.up();
+    expect(await snapshot()).toEqual(before);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
+    await h.destroy();
+    expect(await snapshot()).toEqual([{}, [], []]);
   });
 });
