@@ -133,15 +133,29 @@ export function importPlan(facts: ClusterFacts, options: ImportOptions = {}): Im
   const skipped: string[] = [];
   const egressIps: ImportedEgressIp[] = [];
   const only = options.namespaces && options.namespaces.length > 0 ? new Set(options.namespaces) : undefined;
+  // An address the cluster gives several namespaces (an EgressIP object whose selector matches more
+  // than one) has no single owner to adopt it: each of them is a problem, never a guess.
+  const present = new Map(facts.namespaces.map((ns) => [ns.name, presentAddresses(facts.view, ns)]));
+  const sharers = new Map<string, string[]>();
+  for (const [name, seen] of present)
+    for (const a of seen) sharers.set(a.ip, [...(sharers.get(a.ip) ?? []), name]);
   for (const ns of facts.namespaces) {
     if (only && !only.has(ns.name)) continue;
-    const seen = presentAddresses(facts.view, ns).filter((a) => {
+    const seen = present.get(ns.name)!.filter((a) => {
       const by = facts.managed.get(a.ip);
       if (by !== undefined) skipped.push(`${a.ip} of namespace ${ns.name}: a stack holds it already (${by})`);
       return by === undefined;
     });
     if (seen.length === 0) continue;
     const where = `namespace ${ns.name}`;
+    const shared = seen.find((a) => sharers.get(a.ip)!.length > 1);
+    if (shared) {
+      problems.push(
+        `${shared.ip} of ${where} (${shared.source}): the cluster gives it to namespaces ${sharers.get(shared.ip)!.join(", ")}; ` +
+          `an EgressIp serves one namespace: give each its own address (or selector) and import again`,
+      );
+      continue;
+    }
     const ipamName = ns.annotations[operatorAnnotations.ipam];
     const ipam = facts.egressIpams.find((i) => i.name === ipamName);
     const zoneLabel = ipam?.topologyLabel ?? options.zoneLabel ?? defaultZoneLabel;

@@ -247,6 +247,26 @@ describe("import's plan of a cluster", () => {
       /namespace x has two addresses in failure domain az1 \(10\.9\.9\.9 and 10\.9\.9\.8\)/,
     ],
     [
+      "an EgressIP object selecting two namespaces",
+      {
+        operator: false,
+        namespaces: [
+          { ...ns("x"), labels: { env: "prod" } },
+          { ...ns("y"), labels: { env: "prod" } },
+        ],
+        egressIps: [
+          {
+            name: "prod",
+            ips: ["10.9.9.9"],
+            namespaceSelector: { matchLabels: { env: "prod" } },
+            status: [{ node: "n1", egressIP: "10.9.9.9" }],
+          },
+        ],
+      },
+      { cidrs: ["10.9.9.0/24"] },
+      /^10\.9\.9\.9 of namespace x \(EgressIP prod\): the cluster gives it to namespaces x, y; an EgressIp serves one namespace/,
+    ],
+    [
       "a CIDR that is no network",
       { operator: false },
       { cidrs: ["10.9.9.1/24"] },
