@@ -176,12 +176,13 @@ export function program(): Command {
       async (opts: {
         context?: string;
         cidr: string[];
+        namespace: string[];
         zoneLabel?: string;
         out?: string;
         json?: boolean;
       }) => {
         const { runImport } = require("./import-command") as typeof import("./import-command");
-        await runImport({ ...opts, cidrs: opts.cidr });
+        await runImport({ ...opts, cidrs: opts.cidr, namespaces: opts.namespace });
       },
     );
   return cli;

@@ -1,15 +1,27 @@
 // `pulumi-egress-ipam import` on a cluster as the egressip-ipam-operator leaves it, run as a user
 // runs it (the spawned CLI, the real kube-apiserver): the program it writes type-checks, its preview
 // with the real engine shows every address on the node the cluster has it, and `up` changes no
-// egress field of any HostSubnet or NetNamespace; a second preview is empty.
+// egress field of any HostSubnet or NetNamespace (nor, on AWS, any instance's secondary IPs); a
+// second preview is empty.
+import { AssignPrivateIpAddressesCommand, type EC2Client } from "@aws-sdk/client-ec2";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli";
 import { changesOf, Harness } from "../support/harness";
-import { testKubeconfig } from "../support/kube";
-import { operatorWorld, type OperatorWorld } from "../support/operator-world";
+import { kube, testKubeconfig } from "../support/kube";
+import {
+  createWorld,
+  ec2Client,
+  interfacesIn,
+  motoCredentials,
+  secondaryIps,
+  startMoto,
+  type MotoServer,
+  type World,
+} from "../support/moto";
+import { operatorAnnotation, operatorWorld, type OperatorWorld } from "../support/operator-world";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
 
 const net = `10.31.${1 + Math.floor(Math.random() * 250)}`;
@@ -55,8 +67,12 @@ describe("import: the operator's cluster becomes a program that adopts it unchan
         { cidr: `${net}.16/28`, labelValue: w.zone("b"), nodes: [w.node.n2] },
       ],
       namespaces: [w.ns.t1, w.ns.t2],
-      nodeAddresses: [`${net}.1`],
+      taken: [`${net}.1`],
     });
+    // A namespace outside --namespace with an address no pool holds: a problem only when imported.
+    const idle = await kube().core.readNamespace({ name: w.ns.idle });
+    idle.metadata!.annotations = { [operatorAnnotation.ips]: "192.0.2.7" };
+    await kube().core.replaceNamespace({ name: w.ns.idle, body: idle });
   });
   afterAll(async () => {
     await h?.destroy().catch(() => undefined);
@@ -77,6 +93,11 @@ describe("import: the operator's cluster becomes a program that adopts it unchan
     expect(run.code).toBe(0);
     const plan = JSON.parse(run.stdout) as Plan;
     expect(plan.problems).toEqual([]);
+    const all = await runCli(["import", "--json"], env);
+    expect(all.code).toBe(1);
+    expect((JSON.parse(all.stdout) as Plan).problems).toContainEqual(
+      expect.stringMatching(new RegExp(`^192\\.0\\.2\\.7 of namespace ${w.ns.idle} .*give --cidr`)),
+    );
     expect(plan.pools.map((p) => [p.subnet, p.exclude])).toEqual([
       [`${net}.0/28`, [`${net}.1`, `${net}.3`]],
       [`${net}.16/28`, []],
@@ -130,6 +151,110 @@ describe("import: the operator's cluster becomes a program that adopts it unchan
         expect(preview.planned(`EgressIpAssignment::${ns}-${zone}`)?.host).toBe(nodes[i]);
       });
     }
+    await h.up();
+    expect(await snapshot()).toEqual(before);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
+  });
+});
+
+// The same on AWS (moto's EC2): the operator also made each address a secondary IP of its node's
+// instance, and never handed out the subnet's first three addresses or one in use. The program
+// import writes has ocp-static with cloud: aws in the nodes' region; the stack reaches moto through
+// AWS_ENDPOINT_URL_EC2, as a user's would reach a VPC endpoint.
+describe("import on AWS: the secondary IPs stay on their instances too", () => {
+  const region = "us-east-1";
+  const subnets = { "us-east-1a": "10.0.1.0/24", "us-east-1b": "10.0.2.0/24" } as const;
+  let moto: MotoServer;
+  let ec2: EC2Client;
+  let aws: World;
+  let w: SdnWorld<"n1" | "n2", "t1">;
+  let op: OperatorWorld;
+  let h: Harness | undefined;
+  let dir = "";
+  const onInstances = () => secondaryIps(ec2, Object.values(aws.subnetIds));
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    ec2 = ec2Client(moto.endpoint, region);
+    aws = await createWorld(ec2, { region, subnets, instances: { "us-east-1a": [{}], "us-east-1b": [{}] } });
+    const enis = await interfacesIn(ec2, Object.values(aws.subnetIds));
+    const eniOf = (instance: string) => enis.find((e) => e.Attachment?.InstanceId === instance)!;
+    const [i1, i2] = [aws.instanceIds["us-east-1a"]![0]!, aws.instanceIds["us-east-1b"]![0]!];
+    w = await sdnWorld(
+      {
+        n1: { zone: "a", providerID: `aws:///us-east-1a/${i1}`, internalIP: eniOf(i1).PrivateIpAddress! },
+        n2: { zone: "b", providerID: `aws:///us-east-1b/${i2}`, internalIP: eniOf(i2).PrivateIpAddress! },
+      },
+      ["t1"],
+    );
+    const instanceOf = { [w.node.n1]: i1, [w.node.n2]: i2 };
+    op = await operatorWorld({
+      name: `ipam-${w.zone("x")}`,
+      topologyLabel: "topology.kubernetes.io/zone",
+      nodeSelector: w.selector,
+      cidrs: [
+        { cidr: subnets["us-east-1a"], labelValue: w.zone("a"), nodes: [w.node.n1] },
+        { cidr: subnets["us-east-1b"], labelValue: w.zone("b"), nodes: [w.node.n2] },
+      ],
+      namespaces: [w.ns.t1],
+      taken: [
+        ...["10.0.1", "10.0.2"].flatMap((n) => [1, 2, 3].map((i) => `${n}.${i}`)),
+        ...enis.flatMap((e) => (e.PrivateIpAddresses ?? []).map((a) => a.PrivateIpAddress!)),
+      ],
+      onPlace: async (node, ip) => {
+        await ec2.send(
+          new AssignPrivateIpAddressesCommand({
+            NetworkInterfaceId: eniOf(instanceOf[node]!).NetworkInterfaceId,
+            PrivateIpAddresses: [ip],
+          }),
+        );
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.destroy().catch(() => undefined);
+    h?.dispose();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    await op?.cleanup();
+    await w?.cleanup();
+    await moto?.stop();
+  });
+
+  it("the program has cloud: aws; preview plans each address on its node; up changes neither cluster nor EC2", async () => {
+    const { ips, nodes } = op.assigned[w.ns.t1]!;
+    const [i1, i2] = [aws.instanceIds["us-east-1a"]![0]!, aws.instanceIds["us-east-1b"]![0]!];
+    expect(await onInstances()).toEqual({ [i1]: [ips[0]], [i2]: [ips[1]] });
+    const consumer = process.env.EGRESS_IPAM_CONSUMER!;
+    fs.mkdirSync(path.join(consumer, "runs"), { recursive: true });
+    dir = fs.mkdtempSync(path.join(consumer, "runs", "imported-aws-"));
+    const file = path.join(dir, "index.ts");
+    const run = await runCli(["import", "--namespace", w.ns.t1, "--out", file], env);
+    expect(run.stderr).not.toMatch(/not imported/);
+    expect(run.code).toBe(0);
+    const program = fs.readFileSync(file, "utf8");
+    expect(program).toContain(`cloud: { kind: "aws", region: "us-east-1" }`);
+    expect(program).toContain(`cloudReserved: "aws"`);
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: imported-aws\nruntime: nodejs\n");
+    fs.writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({ name: "imported-aws", main: "index.ts" }),
+    );
+
+    const snapshot = async () => [
+      await onInstances(),
+      await netNamespaceIps(w.ns.t1),
+      await Promise.all([w.node.n1, w.node.n2].map(hostSubnetIps)),
+    ];
+    const before = await snapshot();
+    h = Harness.forProject(consumer, dir, {
+      env: { ...env, ...motoCredentials, AWS_ENDPOINT_URL_EC2: moto.endpoint },
+    });
+    await h.project();
+    const preview = await h.preview();
+    [w.zone("a"), w.zone("b")].forEach((zone, i) => {
+      expect(preview.planned(`IpAllocation::${w.ns.t1}-${zone}`)?.ip).toBe(ips[i]);
+      expect(preview.planned(`EgressIpAssignment::${w.ns.t1}-${zone}`)?.host).toBe(nodes[i]);
+    });
     await h.up();
     expect(await snapshot()).toEqual(before);
     expect(changesOf((await h.preview()).changeSummary)).toEqual({});

@@ -49,7 +49,9 @@ async function replaceWith(
 /**
  * Writes an EgressIPAM `name` with `cidrs` and `topologyLabel`/`nodeSelector`, and gives each of
  * `namespaces` (which must exist, with their NetNamespaces and the nodes' HostSubnets) its
- * addresses as the operator would. `nodeAddresses` are the Nodes' InternalIPs (never handed out).
+ * addresses as the operator would. `taken` are what it never hands out besides the network and
+ * broadcast addresses and the reservedIPs: the Nodes' addresses, and on AWS the subnet's first three
+ * and every address in use there. `onPlace` does the cloud side (on AWS: the secondary IP).
  */
 export async function operatorWorld(options: {
   name: string;
@@ -57,7 +59,8 @@ export async function operatorWorld(options: {
   nodeSelector: Record<string, string>;
   cidrs: OperatorCidr[];
   namespaces: string[];
-  nodeAddresses?: string[];
+  taken?: string[];
+  onPlace?: (node: string, ip: string) => Promise<void>;
 }): Promise<OperatorWorld> {
   const { objects, core } = kube();
   await objects.create({
@@ -75,7 +78,7 @@ export async function operatorWorld(options: {
     },
   } as k8s.KubernetesObject);
 
-  const taken = new Set([...(options.nodeAddresses ?? [])]);
+  const taken = new Set(options.taken ?? []);
   const load = new Map<string, number>();
   const assigned: OperatorWorld["assigned"] = {};
   for (const ns of options.namespaces) {
@@ -111,7 +114,10 @@ export async function operatorWorld(options: {
   const byNode = new Map<string, string[]>();
   for (const { ips, nodes } of Object.values(assigned))
     nodes.forEach((node, i) => byNode.set(node, [...(byNode.get(node) ?? []), ips[i]!]));
-  for (const [node, ips] of byNode) await replaceWith(sdnApi, "HostSubnet", node, (o) => (o.egressIPs = ips));
+  for (const [node, ips] of byNode) {
+    for (const ip of ips) await options.onPlace?.(node, ip);
+    await replaceWith(sdnApi, "HostSubnet", node, (o) => (o.egressIPs = ips));
+  }
 
   return {
     name: options.name,
