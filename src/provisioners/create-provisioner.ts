@@ -1,6 +1,11 @@
 import { awsProvisioner } from "./aws/aws-provisioner";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
-import type { OcpStaticProvisionerConfig, OvnProvisionerConfig } from "./kubernetes/kube-provisioner-config";
+import { antreaProvisioner } from "./kubernetes/antrea";
+import type {
+  AntreaProvisionerConfig,
+  OcpStaticProvisionerConfig,
+  OvnProvisionerConfig,
+} from "./kubernetes/kube-provisioner-config";
 import { noneProvisioner } from "./none";
 import { ocpDynamicProvisioner } from "./kubernetes/ocp-dynamic";
 import { ocpStaticProvisioner } from "./kubernetes/ocp-static";
@@ -23,6 +28,7 @@ const factories = new Map<string, Factory>([
   ["ocp-static", (c) => ocpStaticProvisioner(c as OcpStaticProvisionerConfig & InstanceSettings)],
   ["ocp-dynamic", (c) => ocpDynamicProvisioner(c as Parameters<typeof ocpDynamicProvisioner>[0])],
   ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & InstanceSettings)],
+  ["antrea", (c) => antreaProvisioner(c as AntreaProvisionerConfig & InstanceSettings)],
 ]);
 
 /**

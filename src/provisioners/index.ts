@@ -2,8 +2,9 @@
  * Egress IP provisioners: the seed `EgressIPProvisioner` interface, `createProvisioner(config)`
  * keyed by `config.kind`, the `none` provisioner (pure IPAM), the `aws` provisioner (EC2 secondary
  * private IPs; the AWS SDK is loaded when the first one is built), and the Kubernetes ones:
- * `ocp-static` and `ocp-dynamic` (OpenShift SDN) and `ovn` (OVN-Kubernetes EgressIP objects; the
- * Kubernetes client is loaded when the first one talks to the cluster).
+ * `ocp-static` and `ocp-dynamic` (OpenShift SDN), `ovn` (OVN-Kubernetes EgressIP objects) and
+ * `antrea` (Antrea Egress objects); the Kubernetes client is loaded when the first one talks to the
+ * cluster.
  * @packageDocumentation
  */
 export type { EgressIPProvisioner, Placement } from "./egress-ip-provisioner";
@@ -25,6 +26,7 @@ export {
   type OcpDynamicProvisionerConfig,
   type OcpStaticProvisionerConfig,
   type OvnProvisionerConfig,
+  type AntreaProvisionerConfig,
 } from "./kubernetes/kube-provisioner-config";
 export { createProvisioner } from "./create-provisioner";
 export { noneProvisioner } from "./none";
@@ -33,3 +35,4 @@ export type { RetryPolicy } from "./aws/ec2-retry";
 export { ocpStaticProvisioner } from "./kubernetes/ocp-static";
 export { ocpDynamicProvisioner, automaticHost } from "./kubernetes/ocp-dynamic";
 export { ovnProvisioner, ovnObjectName, egressAssignableLabel } from "./kubernetes/ovn";
+export { antreaProvisioner, antreaObjectName } from "./kubernetes/antrea";

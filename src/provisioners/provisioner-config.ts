@@ -26,7 +26,7 @@ export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | K
  * serves it (see {@link withInstanceSettings}); never part of the `provisioner` input itself.
  */
 export interface InstanceSettings {
-  /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object). */
+  /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object; antrea: its Egress objects). */
   namespace?: string;
   /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
   cidrs?: string[];
@@ -52,6 +52,7 @@ const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
   "ocp-static": ["namespace", "owner", "adoptPresent"],
   "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
   ovn: ["namespace", "owner", "adoptPresent"],
+  antrea: ["namespace", "owner", "adoptPresent"],
 };
 
 /**
@@ -77,7 +78,7 @@ export function withoutInstanceSettings(config: ScopedProvisionerConfig): Provis
 }
 
 /** Every provisioner kind this package knows. */
-export const provisionerKinds = ["none", "aws", "ocp-static", "ocp-dynamic", "ovn"] as const;
+export const provisionerKinds = ["none", "aws", "ocp-static", "ocp-dynamic", "ovn", "antrea"] as const;
 
 // Setting names that would carry a credential into state, where it is stored in clear text.
 const secretLike =

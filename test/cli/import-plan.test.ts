@@ -80,6 +80,7 @@ function facts(w: World): ClusterFacts {
         ...e,
       })),
       cloudPrivateIps: [],
+      antreaEgresses: [],
     },
     cloudPrivateIps: [],
     managed: new Map(Object.entries(w.managed ?? {})),

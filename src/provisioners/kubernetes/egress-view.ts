@@ -9,6 +9,7 @@ export const api = {
   openshiftNetwork: "network.openshift.io/v1",
   ovn: "k8s.ovn.org/v1",
   cloudNetwork: "cloud.network.openshift.io/v1",
+  antrea: "crd.antrea.io/v1beta1",
 } as const;
 
 /** The HostSubnet of a node (OpenShift SDN names it after the node). */
@@ -101,6 +102,40 @@ export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
   };
 }
 
+/** The Antrea Egress fields this package reads. */
+export interface AntreaEgress {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** `spec.egressIP`, canonical (undefined when Antrea is still to allocate one from a pool). */
+  ip?: string;
+  /** `spec.appliedTo.namespaceSelector` (an Egress with a podSelector too serves only some pods). */
+  namespaceSelector?: LabelSelector;
+  podSelector?: LabelSelector;
+  /** `status.egressNode`: the Node Antrea put the address on. */
+  node?: string;
+}
+
+/** Reads an Egress object into {@link AntreaEgress}. */
+export function readAntreaEgress(obj: KubeObject): AntreaEgress {
+  const spec = (obj.spec ?? {}) as {
+    egressIP?: unknown;
+    appliedTo?: { namespaceSelector?: LabelSelector; podSelector?: LabelSelector };
+  };
+  const node = (obj.status as { egressNode?: unknown } | undefined)?.egressNode;
+  return {
+    name: obj.metadata?.name ?? "",
+    labels: obj.metadata?.labels ?? {},
+    annotations: obj.metadata?.annotations ?? {},
+    ...(typeof spec.egressIP === "string" && spec.egressIP !== ""
+      ? { ip: canonicalOrSame(spec.egressIP) }
+      : {}),
+    ...(spec.appliedTo?.namespaceSelector ? { namespaceSelector: spec.appliedTo.namespaceSelector } : {}),
+    ...(spec.appliedTo?.podSelector ? { podSelector: spec.appliedTo.podSelector } : {}),
+    ...(typeof node === "string" && node !== "" ? { node } : {}),
+  };
+}
+
 /** The address a CloudPrivateIPConfig's name stands for (IPv4, or IPv6 as eight dot-separated hex groups). */
 export function cloudPrivateIp(name: string): string | undefined {
   const text = /^[0-9a-f]{4}(\.[0-9a-f]{4}){7}$/.test(name) ? name.replace(/\./g, ":") : name;
@@ -117,15 +152,18 @@ export interface EgressView {
   egressIps: OvnEgressIp[];
   /** Addresses of CloudPrivateIPConfig objects. */
   cloudPrivateIps: string[];
+  /** Every Antrea Egress object. */
+  antreaEgresses: AntreaEgress[];
 }
 
-/** Lists the four kinds (a kind the cluster does not serve counts as empty). */
+/** Lists the five kinds (a kind the cluster does not serve counts as empty). */
 export async function readEgressView(kube: KubeClients): Promise<EgressView> {
-  const [hs, nn, eip, cpic] = await Promise.all([
+  const [hs, nn, eip, cpic, egresses] = await Promise.all([
     listObjects(kube, api.openshiftNetwork, "HostSubnet"),
     listObjects(kube, api.openshiftNetwork, "NetNamespace"),
     listObjects(kube, api.ovn, "EgressIP"),
     listObjects(kube, api.cloudNetwork, "CloudPrivateIPConfig"),
+    listObjects(kube, api.antrea, "Egress"),
   ]);
   return {
     hostSubnets: new Map(
@@ -140,12 +178,14 @@ export async function readEgressView(kube: KubeClients): Promise<EgressView> {
       const ip = cloudPrivateIp(o.metadata?.name ?? "");
       return ip ? [ip] : [];
     }),
+    antreaEgresses: egresses.map(readAntreaEgress),
   };
 }
 
-/** Every address the view mentions (HostSubnets, NetNamespaces, EgressIP spec and status, cloud configs). */
+/** Every address the view mentions (HostSubnets, NetNamespaces, EgressIP spec and status, cloud configs, Antrea Egresses). */
 export function viewAddresses(view: EgressView): string[] {
   return [
+    ...view.antreaEgresses.flatMap((e) => (e.ip ? [e.ip] : [])),
     ...[...view.hostSubnets.values()].flatMap((h) => h.egressIPs),
     ...[...view.netNamespaces.values()].flat(),
     ...view.egressIps.flatMap((e) => [...e.ips, ...(e.status ?? []).map((s) => s.egressIP)]),

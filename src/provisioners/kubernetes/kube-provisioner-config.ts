@@ -2,7 +2,7 @@ import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
 import { clusterSettingProblem } from "../../kube/cluster-identity";
 import { shown } from "../../core/text";
 
-/** Settings every Kubernetes provisioner (`ocp-static`, `ocp-dynamic`, `ovn`) shares. */
+/** Settings every Kubernetes provisioner (`ocp-static`, `ocp-dynamic`, `ovn`, `antrea`) shares. */
 export interface KubeProvisionerSettings {
   /**
    * The kubeconfig context to use (from `$KUBECONFIG` or `~/.kube/config`, as kubectl and
@@ -51,12 +51,27 @@ export interface OvnProvisionerConfig extends KubeProvisionerSettings {
   kind: "ovn";
 }
 
+/**
+ * Antrea: `EgressIp` writes one `Egress` object (crd.antrea.io/v1beta1) per namespace and address,
+ * its `egressIP` the planned address and `appliedTo` the namespace. Antrea puts the address on a
+ * Node and reports which in `status.egressNode`, which refresh records.
+ */
+export interface AntreaProvisionerConfig extends KubeProvisionerSettings {
+  kind: "antrea";
+  /**
+   * The Antrea `ExternalIPPool` whose ranges hold the pool's addresses: Antrea then assigns each
+   * address to a Node of that ExternalIPPool's nodeSelector and moves it when the Node fails. Without
+   * it, Antrea uses an address only where it is already configured on a Node's interface.
+   */
+  externalIPPool?: string;
+}
+
 /** The settings of any Kubernetes provisioner. */
 export type KubeProvisionerConfig =
-  OcpStaticProvisionerConfig | OcpDynamicProvisionerConfig | OvnProvisionerConfig;
+  OcpStaticProvisionerConfig | OcpDynamicProvisionerConfig | OvnProvisionerConfig | AntreaProvisionerConfig;
 
 /** The Kubernetes provisioner kinds. */
-export const kubeKinds = ["ocp-static", "ocp-dynamic", "ovn"] as const;
+export const kubeKinds = ["ocp-static", "ocp-dynamic", "ovn", "antrea"] as const;
 
 /** The zone label used when `zoneLabel` is not given. */
 export const defaultZoneLabel = "topology.kubernetes.io/zone";
@@ -123,7 +138,18 @@ export function kubeConfigProblems(
     "nodeSelector",
     "zoneLabel",
     ...(c.kind === "ocp-static" ? ["cloud"] : []),
+    ...(c.kind === "antrea" ? ["externalIPPool"] : []),
   ]);
+  if (
+    c.externalIPPool !== undefined &&
+    c.kind === "antrea" &&
+    (typeof c.externalIPPool !== "string" || !/^[a-z0-9]([-a-z0-9.]{0,251}[a-z0-9])?$/.test(c.externalIPPool))
+  ) {
+    problems.push({
+      property: "externalIPPool",
+      reason: `must be the name of an Antrea ExternalIPPool, e.g. "egress-pool" (got ${shown(c.externalIPPool)})`,
+    });
+  }
   if (c.cloud !== undefined && c.kind === "ocp-static") {
     const cloud = c.cloud as Record<string, unknown>;
     if (!cloud || typeof cloud !== "object" || cloud.kind !== "aws") {

@@ -20,6 +20,7 @@ describe("Kubernetes provisioner configs", () => {
     [{ kind: "ocp-dynamic", context: "admin@test" }],
     [{ kind: "ovn", nodeSelector: { "node-role.kubernetes.io/worker": "" }, zoneLabel: "example.com/rack" }],
     [{ kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1" } }],
+    [{ kind: "antrea", externalIPPool: "egress-pool", nodeSelector: { "egress.example.com/gateway": "" } }],
   ])("accepts %j", (config) => {
     expect(provisionerConfigProblems(config)).toEqual([]);
   });
@@ -41,6 +42,12 @@ describe("Kubernetes provisioner configs", () => {
       /credential/,
     ],
     [{ kind: "ocp-dynamic", namespace: "team-a" }, "namespace", /unknown setting/],
+    [
+      { kind: "antrea", externalIPPool: "Not A Name" },
+      "externalIPPool",
+      /name of an Antrea ExternalIPPool.*"Not A Name"/,
+    ],
+    [{ kind: "ovn", externalIPPool: "egress-pool" }, "externalIPPool", /unknown setting of the ovn/],
   ])("refuses %j at %s", (config, property, reason) => {
     const problems = provisionerConfigProblems(config);
     expect(problems.map((p) => p.property)).toEqual([property]);

@@ -1,0 +1,262 @@
+import { canonicalAddress } from "../../allocator";
+import { clusterView } from "../../kube/cluster-identity";
+import { editObject, listObjects, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
+import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
+import type { InstanceSettings } from "../provisioner-config";
+import {
+  addressesWithin,
+  api,
+  readAntreaEgress,
+  readEgressView,
+  viewAddresses,
+  type EgressView,
+} from "./egress-view";
+import type { AntreaProvisionerConfig } from "./kube-provisioner-config";
+import { plannerFor, type AddressLocations } from "./node-planner";
+import { ownersAnnotation, ownersValue, readOwners, refuseUnowned } from "./owners";
+import { managedBy, namespaceNameLabel } from "./ovn";
+import { shellCommand } from "../../core/text";
+
+/** The name of the Egress object holding one address of a namespace (`:` of IPv6 becomes `-`). */
+export const antreaObjectName = (namespace: string, ip: string): string =>
+  `egress-ipam-${namespace}-${ip.replace(/:/g, "-")}`;
+
+/** The `appliedTo` of a namespace's Egress objects: every Pod of the namespace. */
+const appliedTo = (namespace: string) => ({
+  namespaceSelector: { matchLabels: { [namespaceNameLabel]: namespace } },
+});
+const egressRef = (name: string): ObjectRef => ({ apiVersion: api.antrea, kind: "Egress", name });
+const isManaged = (labels: Record<string, string>) =>
+  labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
+/** The namespace an Egress object serves when it selects one by name (and no pods in particular). */
+const servedNamespace = (e: ReturnType<typeof readAntreaEgress>) =>
+  e.podSelector ? undefined : e.namespaceSelector?.matchLabels?.[namespaceNameLabel];
+
+/** Where Antrea put the addresses (`status.egressNode`), and the namespace each Egress serves. */
+export function antreaLocations(view: EgressView): AddressLocations {
+  const nodeOf = new Map<string, string>();
+  const namespaceOf = new Map<string, string>();
+  for (const e of view.antreaEgresses) {
+    if (!e.ip) continue;
+    if (e.node) nodeOf.set(e.ip, e.node);
+    const ns = servedNamespace(e);
+    if (ns) namespaceOf.set(e.ip, ns);
+  }
+  return { nodeOf, namespaceOf };
+}
+
+/**
+ * The `antrea` provisioner: each address of a namespace is one cluster-scoped `Egress` object
+ * (crd.antrea.io/v1beta1) named `egress-ipam-<namespace>-<address>`, with `egressIP` the address,
+ * `appliedTo` the namespace (by `kubernetes.io/metadata.name`) and, when set, `externalIPPool`.
+ * Antrea puts the address on a Node and reports it in `status.egressNode`; the host planned is
+ * where it is expected (the least loaded eligible Node of the domain), and refresh records where
+ * Antrea put it. Writes are merge patches of `metadata` and `spec` carrying the `resourceVersion`
+ * read, so Antrea's `status` is never overwritten.
+ */
+export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSettings): EgressIPProvisioner {
+  const planner = plannerFor(config);
+  const { kube, nodes } = planner;
+  const namespace = config.namespace;
+  const owner = config.owner;
+
+  const ns = (doing: string): string => {
+    if (!namespace) {
+      throw new Error(
+        `${doing}: the antrea provisioner writes Egress objects that select the namespace, and no namespace ` +
+          `was given: set the EgressIp's namespace`,
+      );
+    }
+    return namespace;
+  };
+
+  const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
+    const view = await planner.egressView();
+    const where = ip ? antreaLocations(view).nodeOf.get(ip) : undefined;
+    if (where && (await nodes.serves(where, zone, signal))) return where;
+    return planner.choose({ zone, ip, namespace, locations: antreaLocations(view) }, signal);
+  };
+
+  /** Creates or updates the address's Egress object, this assignment recorded as its owner. */
+  const put = async (ip: string, doing: string, takeOver: boolean, signal?: AbortSignal) => {
+    const name = ns(doing);
+    const objectName = antreaObjectName(name, ip);
+    const other = (await readEgressView(kube)).antreaEgresses.find(
+      (e) => e.ip === ip && e.name !== objectName,
+    );
+    if (other) {
+      throw new Error(
+        `${doing}: Egress ${other.name} already has egressIP ${ip}; take it off there, or exclude ${ip} from the pool`,
+      );
+    }
+    const spec = {
+      appliedTo: appliedTo(name),
+      egressIP: ip,
+      ...(config.externalIPPool ? { externalIPPool: config.externalIPPool } : {}),
+    };
+    await editObject(
+      kube,
+      egressRef(objectName),
+      doing,
+      (current: KubeObject | undefined) => {
+        const record = (owners: Record<string, string[]>) =>
+          ownersValue(owner ? { ...owners, [ip]: [owner] } : owners);
+        if (!current) {
+          const value = record({});
+          return {
+            create: {
+              metadata: {
+                name: objectName,
+                labels: managedBy,
+                ...(value === null ? {} : { annotations: { [ownersAnnotation]: value } }),
+              },
+              spec,
+            } as KubeObject,
+          };
+        }
+        if (!isManaged(current.metadata?.labels ?? {}) && !takeOver) {
+          throw new Error(
+            `${doing}: Egress ${objectName} exists and is not managed by pulumi-egress-ipam; rename or delete it, ` +
+              `or set adopt: true on the EgressIp to take it over, then run pulumi up again`,
+          );
+        }
+        const owners = readOwners(current, [ip]);
+        if (owner) refuseUnowned(owners, ip, owner, takeOver, `Egress ${objectName}`);
+        const value = record(owners);
+        const was = (current.spec ?? {}) as Record<string, unknown>;
+        const same =
+          JSON.stringify(was.appliedTo) === JSON.stringify(spec.appliedTo) &&
+          was.egressIP === ip &&
+          was.externalIPPool === config.externalIPPool &&
+          (current.metadata?.annotations?.[ownersAnnotation] ?? null) === value &&
+          isManaged(current.metadata?.labels ?? {});
+        if (same) return undefined;
+        return {
+          mergePatch: {
+            metadata: { labels: managedBy, annotations: { [ownersAnnotation]: value } },
+            spec: { ...spec, ...(config.externalIPPool ? {} : { externalIPPool: null }) },
+          },
+        };
+      },
+      undefined,
+      signal,
+    );
+    return name;
+  };
+
+  return {
+    findHostForNewIP: (zone, signal) => choose(zone, undefined, signal),
+    findHostForIP: (ip, zone, signal) => choose(zone, canonicalAddress(ip), signal),
+    hostServes: (host, zone, signal) => nodes.serves(host, zone, signal),
+    cluster: () => clusterView(kube),
+
+    async addSpecifiedIP(rawIp, host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const doing = `writing Egress for ${ip} of namespace ${namespace}`;
+      planner.record(ip, host, await put(ip, doing, Boolean(config.adoptPresent), signal));
+    },
+
+    async addRandomIP(host) {
+      throw new Error(
+        `the antrea provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
+      );
+    },
+
+    async removeIP(rawIp, _host, signal) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`removing ${ip}`);
+      const objectName = antreaObjectName(name, ip);
+      await editObject(
+        kube,
+        egressRef(objectName),
+        `deleting Egress ${objectName}`,
+        (current) => (current && isManaged(current.metadata?.labels ?? {}) ? { delete: true } : undefined),
+        undefined,
+        signal,
+      );
+      planner.record(ip, undefined);
+    },
+
+    async moveIP(rawIp, _oldHost, newHost, signal) {
+      // Antrea moves addresses itself; the object only has to be there.
+      const ip = canonicalAddress(rawIp);
+      planner.record(ip, newHost, await put(ip, `keeping the Egress of ${ip}`, true, signal));
+    },
+
+    async checkIP(rawIp, host) {
+      const ip = canonicalAddress(rawIp);
+      const name = ns(`checking ${ip}`);
+      const objectName = antreaObjectName(name, ip);
+      const object = await readObject(kube, egressRef(objectName));
+      const egress = object ? readAntreaEgress(object) : undefined;
+      const spec = (object?.spec ?? {}) as Record<string, unknown>;
+      const drift = !egress
+        ? "no such object"
+        : egress.ip !== ip
+          ? `its egressIP is ${JSON.stringify(spec.egressIP)}`
+          : JSON.stringify(spec.appliedTo) !== JSON.stringify(appliedTo(name))
+            ? "its appliedTo was changed"
+            : spec.externalIPPool !== config.externalIPPool
+              ? `its externalIPPool is ${JSON.stringify(spec.externalIPPool ?? null)}, not ${JSON.stringify(config.externalIPPool ?? null)}`
+              : undefined;
+      if (drift) {
+        throw new Error(
+          `egress IP ${ip}: Egress ${objectName} is not as written (${drift}); run pulumi up to put it back`,
+        );
+      }
+      if (!egress!.node) {
+        throw new Error(
+          `Antrea has not put egress IP ${ip} on any node (Egress ${objectName} has no status.egressNode); ` +
+            (config.externalIPPool
+              ? `check that ExternalIPPool ${config.externalIPPool} holds ${ip} and selects Nodes of its failure domain`
+              : `without externalIPPool the address must be configured on a Node's interface`),
+        );
+      }
+      if (egress!.node !== host) {
+        throw new Error(
+          `Antrea put egress IP ${ip} on node ${egress!.node}, not ${host}; run pulumi up to record it`,
+        );
+      }
+    },
+
+    // Which Nodes may carry the addresses is the ExternalIPPool's nodeSelector: nothing to assign.
+    assignCIDR: async () => {},
+
+    async usedAddresses(cidrs) {
+      return addressesWithin(viewAddresses(await readEgressView(kube)), cidrs);
+    },
+
+    placements: (cidrs) => antreaPlacements(config, cidrs),
+  };
+}
+
+/** Where `check` sees Antrea's addresses: each Egress's `egressIP` on its `status.egressNode`. */
+async function antreaPlacements(config: AntreaProvisionerConfig, cidrs: string[]): Promise<Placement[]> {
+  const { kube } = plannerFor(config);
+  const egresses = (await listObjects(kube, api.antrea, "Egress")).map(readAntreaEgress);
+  const inside = new Set(
+    addressesWithin(
+      egresses.flatMap((e) => (e.ip ? [e.ip] : [])),
+      cidrs,
+    ),
+  );
+  return egresses.flatMap((e): Placement[] => {
+    if (!e.ip || !inside.has(e.ip)) return [];
+    const removeCommand = shellCommand(
+      "kubectl",
+      "--context",
+      kube.context,
+      "delete",
+      "egress.crd.antrea.io",
+      e.name,
+    );
+    return [
+      {
+        ip: e.ip,
+        ...(e.node ? { host: e.node } : { host: "(not placed yet)", awaitingHost: true }),
+        platformPlaced: true,
+        removeCommand,
+      },
+    ];
+  });
+}
