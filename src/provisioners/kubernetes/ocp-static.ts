@@ -1,8 +1,5 @@
 import { canonicalAddress } from "../../allocator";
 import { errorMessage } from "../../core/failure";
-import { isNotFound } from "../../kube/kube-errors";
-import { shared } from "../../core/process-registry";
-import { awsProvisioner } from "../aws/aws-provisioner";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
 import { compensated } from "./address-lists";
 import { hostSubnetPlacements } from "./placements";
@@ -13,13 +10,8 @@ import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
 import type { InstanceSettings } from "../provisioner-config";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
-import { shown } from "../../core/text";
 import { namespaceAddressesOf } from "./namespace-addresses";
-
-/** The instance ID in an AWS providerID (`aws:///us-east-1a/i-0abc` → `i-0abc`). */
-export function awsInstanceId(providerID: string | undefined): string | undefined {
-  return /^aws:\/\/\/[^/]*\/(i-[0-9a-f]+)$/.exec(providerID ?? "")?.[1];
-}
+import { nodeCloud } from "./node-cloud";
 
 /** Where OpenShift SDN has egress IPs: on which node (HostSubnet) and for which namespace (NetNamespace). */
 export function sdnLocations(view: EgressView): AddressLocations {
@@ -44,14 +36,9 @@ export function ocpStaticProvisioner(
   const planner = plannerFor(config);
   const { kube, nodes } = planner;
   const namespace = config.namespace;
-  const cloudBase = config.cloud
-    ? shared("ocp-cloud", JSON.stringify(config.cloud), () => awsProvisioner(config.cloud!))
-    : undefined;
-  // The instance side acts for the same owner: the interface records it in a tag.
-  const cloud =
-    cloudBase && config.owner !== undefined
-      ? cloudBase.forOwner(config.owner, config.adoptPresent)
-      : cloudBase;
+  const onCloud = nodeCloud(config.cloud, kube, config.owner, config.adoptPresent);
+  const cloud = onCloud?.cloud;
+  const instanceOf = (host: string) => onCloud!.instanceOf(host);
 
   const ns = (doing: string): string => {
     if (!namespace) {
@@ -69,19 +56,7 @@ export function ocpStaticProvisioner(
     if (!hs) return "no HostSubnet: OpenShift SDN does not manage it";
     if (hs.egressCIDRs.length > 0)
       return `its HostSubnet has egressCIDRs ${hs.egressCIDRs.join(", ")} (automatic mode)`;
-    if (cloud && !awsInstanceId(node.providerID))
-      return `no AWS providerID (got ${shown(node.providerID ?? "")})`;
-    return "";
-  };
-
-  /** The EC2 instance of a node: from its providerID, else its name (the private DNS name on AWS). */
-  const instanceOf = async (host: string): Promise<string> => {
-    try {
-      return awsInstanceId((await kube.core.readNode({ name: host })).spec?.providerID) ?? host;
-    } catch (err) {
-      if (isNotFound(err)) return host;
-      throw err;
-    }
+    return onCloud?.unusable(node) ?? "";
   };
 
   const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {

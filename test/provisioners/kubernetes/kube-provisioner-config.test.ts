@@ -7,7 +7,7 @@ import {
   subnetFits,
   type KubeNode,
 } from "../../../src/provisioners/kubernetes/nodes";
-import { awsInstanceId } from "../../../src/provisioners/kubernetes/ocp-static";
+import { awsInstanceId } from "../../../src/provisioners/kubernetes/node-cloud";
 import {
   provisionerConfigProblems,
   withInstanceSettings,
@@ -21,6 +21,14 @@ describe("Kubernetes provisioner configs", () => {
     [{ kind: "ovn", nodeSelector: { "node-role.kubernetes.io/worker": "" }, zoneLabel: "example.com/rack" }],
     [{ kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1" } }],
     [{ kind: "antrea", externalIPPool: "egress-pool", nodeSelector: { "egress.example.com/gateway": "" } }],
+    [
+      {
+        kind: "cilium",
+        destinations: ["0.0.0.0/0"],
+        excluded: ["10.0.0.0/8"],
+        cloud: { kind: "aws", region: "us-east-1" },
+      },
+    ],
   ])("accepts %j", (config) => {
     expect(provisionerConfigProblems(config)).toEqual([]);
   });
@@ -48,6 +56,10 @@ describe("Kubernetes provisioner configs", () => {
       /name of an Antrea ExternalIPPool.*"Not A Name"/,
     ],
     [{ kind: "ovn", externalIPPool: "egress-pool" }, "externalIPPool", /unknown setting of the ovn/],
+    [{ kind: "cilium", destinations: [] }, "destinations", /list of CIDRs .* with at least one/],
+    [{ kind: "cilium", excluded: ["10.0.0.1/8"] }, "excluded", /not a CIDR: "10\.0\.0\.1\/8"/],
+    [{ kind: "cilium", destinations: "0.0.0.0/0" }, "destinations", /list of CIDRs/],
+    [{ kind: "ovn", destinations: ["0.0.0.0/0"] }, "destinations", /unknown setting of the ovn/],
   ])("refuses %j at %s", (config, property, reason) => {
     const problems = provisionerConfigProblems(config);
     expect(problems.map((p) => p.property)).toEqual([property]);
