@@ -1,8 +1,10 @@
 import { awsProvisioner } from "./aws/aws-provisioner";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
 import { antreaProvisioner } from "./kubernetes/antrea";
+import { ciliumProvisioner } from "./kubernetes/cilium";
 import type {
   AntreaProvisionerConfig,
+  CiliumProvisionerConfig,
   OcpStaticProvisionerConfig,
   OvnProvisionerConfig,
 } from "./kubernetes/kube-provisioner-config";
@@ -29,6 +31,7 @@ const factories = new Map<string, Factory>([
   ["ocp-dynamic", (c) => ocpDynamicProvisioner(c as Parameters<typeof ocpDynamicProvisioner>[0])],
   ["ovn", (c) => ovnProvisioner(c as OvnProvisionerConfig & InstanceSettings)],
   ["antrea", (c) => antreaProvisioner(c as AntreaProvisionerConfig & InstanceSettings)],
+  ["cilium", (c) => ciliumProvisioner(c as CiliumProvisionerConfig & InstanceSettings)],
 ]);
 
 /**

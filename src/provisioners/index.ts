@@ -2,9 +2,9 @@
  * Egress IP provisioners: the seed `EgressIPProvisioner` interface, `createProvisioner(config)`
  * keyed by `config.kind`, the `none` provisioner (pure IPAM), the `aws` provisioner (EC2 secondary
  * private IPs; the AWS SDK is loaded when the first one is built), and the Kubernetes ones:
- * `ocp-static` and `ocp-dynamic` (OpenShift SDN), `ovn` (OVN-Kubernetes EgressIP objects) and
- * `antrea` (Antrea Egress objects); the Kubernetes client is loaded when the first one talks to the
- * cluster.
+ * `ocp-static` and `ocp-dynamic` (OpenShift SDN), `ovn` (OVN-Kubernetes EgressIP objects),
+ * `antrea` (Antrea Egress objects) and `cilium` (CiliumEgressGatewayPolicy objects); the
+ * Kubernetes client is loaded when the first one talks to the cluster.
  * @packageDocumentation
  */
 export type { EgressIPProvisioner, Placement } from "./egress-ip-provisioner";
@@ -27,6 +27,7 @@ export {
   type OcpStaticProvisionerConfig,
   type OvnProvisionerConfig,
   type AntreaProvisionerConfig,
+  type CiliumProvisionerConfig,
 } from "./kubernetes/kube-provisioner-config";
 export { createProvisioner } from "./create-provisioner";
 export { noneProvisioner } from "./none";
@@ -36,3 +37,4 @@ export { ocpStaticProvisioner } from "./kubernetes/ocp-static";
 export { ocpDynamicProvisioner, automaticHost } from "./kubernetes/ocp-dynamic";
 export { ovnProvisioner, ovnObjectName, egressAssignableLabel } from "./kubernetes/ovn";
 export { antreaProvisioner, antreaObjectName } from "./kubernetes/antrea";
+export { ciliumProvisioner, ciliumObjectName } from "./kubernetes/cilium";

@@ -53,6 +53,7 @@ const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
   "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
   ovn: ["namespace", "owner", "adoptPresent"],
   antrea: ["namespace", "owner", "adoptPresent"],
+  cilium: ["namespace", "owner", "adoptPresent"],
 };
 
 /**
@@ -78,7 +79,15 @@ export function withoutInstanceSettings(config: ScopedProvisionerConfig): Provis
 }
 
 /** Every provisioner kind this package knows. */
-export const provisionerKinds = ["none", "aws", "ocp-static", "ocp-dynamic", "ovn", "antrea"] as const;
+export const provisionerKinds = [
+  "none",
+  "aws",
+  "ocp-static",
+  "ocp-dynamic",
+  "ovn",
+  "antrea",
+  "cilium",
+] as const;
 
 // Setting names that would carry a credential into state, where it is stored in clear text.
 const secretLike =

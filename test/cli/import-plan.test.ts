@@ -81,6 +81,7 @@ function facts(w: World): ClusterFacts {
       })),
       cloudPrivateIps: [],
       antreaEgresses: [],
+      ciliumPolicies: [],
     },
     cloudPrivateIps: [],
     managed: new Map(Object.entries(w.managed ?? {})),

@@ -278,7 +278,7 @@ describe("check messages for common mistakes", () => {
       cidrAssignmentProvider,
       { ...base.CidrAssignment, provisioner: { kind: "gcp" } },
       "provisioner.kind",
-      'unknown provisioner kind "gcp"; use one of none, aws, ocp-static, ocp-dynamic, ovn, antrea',
+      'unknown provisioner kind "gcp"; use one of none, aws, ocp-static, ocp-dynamic, ovn, antrea, cilium',
     ],
     [
       "adopt as a word",

@@ -49,7 +49,7 @@ export async function denyWrites(d: DeniedWrites): Promise<() => Promise<void>> 
   // Whether the policy is in force: a dry-run update carrying the probe label is denied by it.
   const inForce = async (): Promise<boolean> => {
     const current = await objects.read({
-      apiVersion: d.group === "" ? "v1" : `${d.group}/v1`,
+      apiVersion: d.group === "" ? "v1" : `${d.group}/${versions[d.resource] ?? "v1"}`,
       kind: kindOf(d.resource),
       metadata: { name: d.name },
     });
@@ -91,8 +91,12 @@ const kinds: Record<string, string> = {
   hostsubnets: "HostSubnet",
   netnamespaces: "NetNamespace",
   egressips: "EgressIP",
+  ciliumegressgatewaypolicies: "CiliumEgressGatewayPolicy",
   nodes: "Node",
 };
+
+/** API versions other than v1. */
+const versions: Record<string, string> = { ciliumegressgatewaypolicies: "v2" };
 
 function kindOf(resource: string): string {
   const kind = kinds[resource];

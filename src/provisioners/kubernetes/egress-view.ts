@@ -10,6 +10,7 @@ export const api = {
   ovn: "k8s.ovn.org/v1",
   cloudNetwork: "cloud.network.openshift.io/v1",
   antrea: "crd.antrea.io/v1beta1",
+  cilium: "cilium.io/v2",
 } as const;
 
 /** The HostSubnet of a node (OpenShift SDN names it after the node). */
@@ -136,6 +137,47 @@ export function readAntreaEgress(obj: KubeObject): AntreaEgress {
   };
 }
 
+/** One gateway of a CiliumEgressGatewayPolicy: its egressIP and the Node its nodeSelector pins by hostname. */
+export interface CiliumGateway {
+  /** `egressIP`, canonical ("" when the gateway uses an interface's address instead). */
+  ip: string;
+  /** The `kubernetes.io/hostname` its nodeSelector matches, when it pins one Node. */
+  node?: string;
+}
+
+/** The CiliumEgressGatewayPolicy fields this package reads. */
+export interface CiliumPolicy {
+  name: string;
+  labels: Record<string, string>;
+  annotations: Record<string, string>;
+  /** `spec.egressGateways` when it has entries (Cilium then ignores `egressGateway`), else `[spec.egressGateway]`. */
+  gateways: CiliumGateway[];
+}
+
+/** The Node label a gateway's nodeSelector pins one Node by. */
+export const hostnameLabel = "kubernetes.io/hostname";
+
+/** Reads a CiliumEgressGatewayPolicy into {@link CiliumPolicy}. */
+export function readCiliumPolicy(obj: KubeObject): CiliumPolicy {
+  const spec = (obj.spec ?? {}) as { egressGateway?: unknown; egressGateways?: unknown };
+  const list =
+    Array.isArray(spec.egressGateways) && spec.egressGateways.length > 0
+      ? spec.egressGateways
+      : [spec.egressGateway];
+  const gateways = list.flatMap((g): CiliumGateway[] => {
+    if (!g || typeof g !== "object") return [];
+    const { egressIP, nodeSelector } = g as { egressIP?: unknown; nodeSelector?: LabelSelector };
+    const node = nodeSelector?.matchLabels?.[hostnameLabel];
+    return [{ ip: typeof egressIP === "string" ? canonicalOrSame(egressIP) : "", ...(node ? { node } : {}) }];
+  });
+  return {
+    name: obj.metadata?.name ?? "",
+    labels: obj.metadata?.labels ?? {},
+    annotations: obj.metadata?.annotations ?? {},
+    gateways,
+  };
+}
+
 /** The address a CloudPrivateIPConfig's name stands for (IPv4, or IPv6 as eight dot-separated hex groups). */
 export function cloudPrivateIp(name: string): string | undefined {
   const text = /^[0-9a-f]{4}(\.[0-9a-f]{4}){7}$/.test(name) ? name.replace(/\./g, ":") : name;
@@ -154,16 +196,19 @@ export interface EgressView {
   cloudPrivateIps: string[];
   /** Every Antrea Egress object. */
   antreaEgresses: AntreaEgress[];
+  /** Every CiliumEgressGatewayPolicy. */
+  ciliumPolicies: CiliumPolicy[];
 }
 
-/** Lists the five kinds (a kind the cluster does not serve counts as empty). */
+/** Lists the six kinds (a kind the cluster does not serve counts as empty). */
 export async function readEgressView(kube: KubeClients): Promise<EgressView> {
-  const [hs, nn, eip, cpic, egresses] = await Promise.all([
+  const [hs, nn, eip, cpic, egresses, policies] = await Promise.all([
     listObjects(kube, api.openshiftNetwork, "HostSubnet"),
     listObjects(kube, api.openshiftNetwork, "NetNamespace"),
     listObjects(kube, api.ovn, "EgressIP"),
     listObjects(kube, api.cloudNetwork, "CloudPrivateIPConfig"),
     listObjects(kube, api.antrea, "Egress"),
+    listObjects(kube, api.cilium, "CiliumEgressGatewayPolicy"),
   ]);
   return {
     hostSubnets: new Map(
@@ -179,6 +224,7 @@ export async function readEgressView(kube: KubeClients): Promise<EgressView> {
       return ip ? [ip] : [];
     }),
     antreaEgresses: egresses.map(readAntreaEgress),
+    ciliumPolicies: policies.map(readCiliumPolicy),
   };
 }
 
@@ -186,6 +232,7 @@ export async function readEgressView(kube: KubeClients): Promise<EgressView> {
 export function viewAddresses(view: EgressView): string[] {
   return [
     ...view.antreaEgresses.flatMap((e) => (e.ip ? [e.ip] : [])),
+    ...view.ciliumPolicies.flatMap((p) => p.gateways.flatMap((g) => (g.ip ? [g.ip] : []))),
     ...[...view.hostSubnets.values()].flatMap((h) => h.egressIPs),
     ...[...view.netNamespaces.values()].flat(),
     ...view.egressIps.flatMap((e) => [...e.ips, ...(e.status ?? []).map((s) => s.egressIP)]),

@@ -1,6 +1,16 @@
 import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
 import { clusterSettingProblem } from "../../kube/cluster-identity";
 import { shown } from "../../core/text";
+import { canonicalCidr } from "../../allocator/prefix";
+
+const isCidr = (text: string) => {
+  try {
+    canonicalCidr(text);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 /** Settings every Kubernetes provisioner (`ocp-static`, `ocp-dynamic`, `ovn`, `antrea`) shares. */
 export interface KubeProvisionerSettings {
@@ -66,12 +76,33 @@ export interface AntreaProvisionerConfig extends KubeProvisionerSettings {
   externalIPPool?: string;
 }
 
+/**
+ * Cilium egress gateway: `EgressIp` writes one `CiliumEgressGatewayPolicy` (cilium.io/v2) per
+ * namespace that sends the namespace's traffic to `destinations` (minus `excluded`) out through a
+ * gateway Node per address, pinned by `kubernetes.io/hostname`, with the address as its `egressIP`.
+ * Cilium neither allocates the address nor puts it on the Node: with `cloud`, it is made a secondary
+ * IP of the gateway Node's instance first (AWS), as for `ocp-static`.
+ */
+export interface CiliumProvisionerConfig extends KubeProvisionerSettings {
+  kind: "cilium";
+  /** Where the namespace's traffic leaves through the gateway (`destinationCIDRs`); default `["0.0.0.0/0"]`. */
+  destinations?: string[];
+  /** Destinations that keep the normal path (`excludedCIDRs`), e.g. a peered VPC. */
+  excluded?: string[];
+  /** The cloud the Nodes run in, whose network must carry the address too (EKS: AWS). */
+  cloud?: AwsProvisionerConfig;
+}
+
 /** The settings of any Kubernetes provisioner. */
 export type KubeProvisionerConfig =
-  OcpStaticProvisionerConfig | OcpDynamicProvisionerConfig | OvnProvisionerConfig | AntreaProvisionerConfig;
+  | OcpStaticProvisionerConfig
+  | OcpDynamicProvisionerConfig
+  | OvnProvisionerConfig
+  | AntreaProvisionerConfig
+  | CiliumProvisionerConfig;
 
 /** The Kubernetes provisioner kinds. */
-export const kubeKinds = ["ocp-static", "ocp-dynamic", "ovn", "antrea"] as const;
+export const kubeKinds = ["ocp-static", "ocp-dynamic", "ovn", "antrea", "cilium"] as const;
 
 /** The zone label used when `zoneLabel` is not given. */
 export const defaultZoneLabel = "topology.kubernetes.io/zone";
@@ -137,9 +168,26 @@ export function kubeConfigProblems(
     "cluster",
     "nodeSelector",
     "zoneLabel",
-    ...(c.kind === "ocp-static" ? ["cloud"] : []),
+    ...(c.kind === "ocp-static" || c.kind === "cilium" ? ["cloud"] : []),
     ...(c.kind === "antrea" ? ["externalIPPool"] : []),
+    ...(c.kind === "cilium" ? ["destinations", "excluded"] : []),
   ]);
+  if (c.kind === "cilium") {
+    for (const key of ["destinations", "excluded"] as const) {
+      const v = c[key];
+      if (v === undefined) continue;
+      const bad = Array.isArray(v) ? v.filter((x) => typeof x !== "string" || !isCidr(x)) : [v];
+      if (!Array.isArray(v) || bad.length > 0 || (key === "destinations" && v.length === 0)) {
+        problems.push({
+          property: key,
+          reason:
+            `must be a list of CIDRs such as ["0.0.0.0/0"]` +
+            (key === "destinations" ? " with at least one" : "") +
+            (bad.length > 0 ? ` (not a CIDR: ${bad.map((b) => shown(b)).join(", ")})` : ""),
+        });
+      }
+    }
+  }
   if (
     c.externalIPPool !== undefined &&
     c.kind === "antrea" &&
@@ -150,7 +198,7 @@ export function kubeConfigProblems(
       reason: `must be the name of an Antrea ExternalIPPool, e.g. "egress-pool" (got ${shown(c.externalIPPool)})`,
     });
   }
-  if (c.cloud !== undefined && c.kind === "ocp-static") {
+  if (c.cloud !== undefined && (c.kind === "ocp-static" || c.kind === "cilium")) {
     const cloud = c.cloud as Record<string, unknown>;
     if (!cloud || typeof cloud !== "object" || cloud.kind !== "aws") {
       problems.push({

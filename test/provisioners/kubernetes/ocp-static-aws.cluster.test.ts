@@ -55,6 +55,9 @@ async function readOnlyHostSubnets(): Promise<{ kubeconfig: string; cleanup: () 
         { apiGroups: ["network.openshift.io"], resources: ["netnamespaces"], verbs: [...read, "update"] },
         { apiGroups: ["k8s.ovn.org"], resources: ["egressips"], verbs: read },
         { apiGroups: ["cloud.network.openshift.io"], resources: ["cloudprivateipconfigs"], verbs: read },
+        // Every kind reads the other platforms' egress objects too (their addresses count as taken).
+        { apiGroups: ["crd.antrea.io"], resources: ["egresses"], verbs: read },
+        { apiGroups: ["cilium.io"], resources: ["ciliumegressgatewaypolicies"], verbs: read },
       ],
     },
   });
