@@ -1,14 +1,19 @@
 import { canonicalAddress } from "../../allocator";
-import { shellCommand } from "../../core/text";
 import { clusterView } from "../../kube/cluster-identity";
-import { editObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
-import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
+import { editObject, type KubeObject } from "../../kube/object-edit";
+import type { EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { InstanceSettings } from "../provisioner-config";
 import { compensated } from "./address-lists";
 import {
+  ciliumLocations,
+  ciliumObjectName,
+  ciliumPlacements,
+  isManaged,
+  policyRef,
+  policySpec,
+} from "./cilium-policy";
+import {
   addressesWithin,
-  api,
-  hostnameLabel,
   readCiliumPolicy,
   readEgressView,
   viewAddresses,
@@ -16,41 +21,13 @@ import {
   type EgressView,
 } from "./egress-view";
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
-import { plannerFor, type AddressLocations } from "./node-planner";
+import { plannerFor } from "./node-planner";
 import type { KubeNode } from "./nodes";
 import { nodeCloud } from "./node-cloud";
 import { managedBy } from "./ovn";
+
+export { ciliumObjectName } from "./cilium-policy";
 import { ownersAnnotation, ownersValue, readOwners, refuseUnowned, type Owners } from "./owners";
-
-/** The name of the CiliumEgressGatewayPolicy that holds a namespace's gateways. */
-export const ciliumObjectName = (namespace: string): string => `egress-ipam-${namespace}`;
-/** The Pod label Cilium gives every endpoint: its namespace. */
-const podNamespaceLabel = "io.kubernetes.pod.namespace";
-
-const policyRef = (name: string): ObjectRef => ({
-  apiVersion: api.cilium,
-  kind: "CiliumEgressGatewayPolicy",
-  name,
-});
-const isManaged = (labels: Record<string, string>) =>
-  labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
-const namespaceOfPolicy = (name: string) =>
-  name.startsWith("egress-ipam-") ? name.slice("egress-ipam-".length) : undefined;
-
-/** Where the policies pin each address, and the namespace each of ours serves. */
-export function ciliumLocations(view: EgressView): AddressLocations {
-  const nodeOf = new Map<string, string>();
-  const namespaceOf = new Map<string, string>();
-  for (const p of view.ciliumPolicies) {
-    const ns = isManaged(p.labels) ? namespaceOfPolicy(p.name) : undefined;
-    for (const g of p.gateways) {
-      if (!g.ip) continue;
-      if (g.node) nodeOf.set(g.ip, g.node);
-      if (ns) namespaceOf.set(g.ip, ns);
-    }
-  }
-  return { nodeOf, namespaceOf };
-}
 
 /**
  * The `cilium` provisioner (Cilium egress gateway): the addresses of a namespace are the gateways of
@@ -91,20 +68,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     return planner.choose({ zone, ip, namespace, unusable, locations: ciliumLocations(view) }, signal);
   };
 
-  /** The policy's spec for these gateways (in order). */
-  const specFor = (name: string, gateways: CiliumGateway[]) => {
-    const entries = gateways.map((g) => ({
-      nodeSelector: { matchLabels: { [hostnameLabel]: g.node } },
-      egressIP: g.ip,
-    }));
-    return {
-      selectors: [{ podSelector: { matchLabels: { [podNamespaceLabel]: name } } }],
-      destinationCIDRs: config.destinations ?? ["0.0.0.0/0"],
-      excludedCIDRs: config.excluded && config.excluded.length > 0 ? config.excluded : null,
-      egressGateway: entries[0],
-      egressGateways: entries,
-    };
-  };
+  const specFor = (name: string, gateways: CiliumGateway[]) => policySpec(name, gateways, config);
 
   /**
    * Edits the namespace's policy: `change` gets its gateways and owner record and returns both, or
@@ -320,41 +284,6 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       return addressesWithin([...seen, ...inCloud], cidrs);
     },
 
-    async placements(cidrs): Promise<Placement[]> {
-      const view = await readEgressView(kube);
-      return view.ciliumPolicies.flatMap((p) => {
-        const inside = new Set(addressesWithin(p.gateways.map((g) => g.ip).filter(Boolean), cidrs));
-        return p.gateways.flatMap((g, i) => {
-          if (!inside.has(g.ip)) return [];
-          // One gateway: the policy goes; several: only its entry (tested first, so a changed list fails).
-          const path = `/spec/egressGateways/${i}`;
-          const removeCommand =
-            p.gateways.length === 1
-              ? shellCommand(
-                  "kubectl",
-                  "--context",
-                  kube.context,
-                  "delete",
-                  "ciliumegressgatewaypolicy.cilium.io",
-                  p.name,
-                )
-              : shellCommand(
-                  "kubectl",
-                  "--context",
-                  kube.context,
-                  "patch",
-                  "ciliumegressgatewaypolicy.cilium.io",
-                  p.name,
-                  "--type=json",
-                  "-p",
-                  JSON.stringify([
-                    { op: "test", path: `${path}/egressIP`, value: g.ip },
-                    { op: "remove", path },
-                  ]),
-                );
-          return [{ ip: g.ip, host: g.node ?? "(no single node)", removeCommand }];
-        });
-      });
-    },
+    placements: async (cidrs) => ciliumPlacements(await readEgressView(kube), cidrs, kube.context),
   };
 }

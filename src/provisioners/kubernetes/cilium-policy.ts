@@ -1,0 +1,91 @@
+import { shellCommand } from "../../core/text";
+import type { ObjectRef } from "../../kube/object-edit";
+import type { Placement } from "../egress-ip-provisioner";
+import { addressesWithin, api, hostnameLabel, type CiliumGateway, type EgressView } from "./egress-view";
+import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
+import type { AddressLocations } from "./node-planner";
+import { managedBy } from "./ovn";
+
+// The CiliumEgressGatewayPolicy objects of the cilium kind: their names, the spec written for a
+// namespace's gateways, and what planning and `check` read back from the cluster's policies.
+
+/** The name of the CiliumEgressGatewayPolicy that holds a namespace's gateways. */
+export const ciliumObjectName = (namespace: string): string => `egress-ipam-${namespace}`;
+/** The Pod label Cilium gives every endpoint: its namespace. */
+const podNamespaceLabel = "io.kubernetes.pod.namespace";
+
+/** The policy object of that name. */
+export const policyRef = (name: string): ObjectRef => ({
+  apiVersion: api.cilium,
+  kind: "CiliumEgressGatewayPolicy",
+  name,
+});
+/** Whether this package owns the object (its managed-by label). */
+export const isManaged = (labels: Record<string, string>) =>
+  labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
+const namespaceOfPolicy = (name: string) =>
+  name.startsWith("egress-ipam-") ? name.slice("egress-ipam-".length) : undefined;
+
+/** Where the policies pin each address, and the namespace each of ours serves. */
+export function ciliumLocations(view: EgressView): AddressLocations {
+  const nodeOf = new Map<string, string>();
+  const namespaceOf = new Map<string, string>();
+  for (const p of view.ciliumPolicies) {
+    const ns = isManaged(p.labels) ? namespaceOfPolicy(p.name) : undefined;
+    for (const g of p.gateways) {
+      if (!g.ip) continue;
+      if (g.node) nodeOf.set(g.ip, g.node);
+      if (ns) namespaceOf.set(g.ip, ns);
+    }
+  }
+  return { nodeOf, namespaceOf };
+}
+
+/** The spec of a namespace's policy with these gateways (in order). */
+export function policySpec(namespace: string, gateways: CiliumGateway[], config: CiliumProvisionerConfig) {
+  const entries = gateways.map((g) => ({
+    nodeSelector: { matchLabels: { [hostnameLabel]: g.node } },
+    egressIP: g.ip,
+  }));
+  return {
+    selectors: [{ podSelector: { matchLabels: { [podNamespaceLabel]: namespace } } }],
+    destinationCIDRs: config.destinations ?? ["0.0.0.0/0"],
+    excludedCIDRs: config.excluded && config.excluded.length > 0 ? config.excluded : null,
+    egressGateway: entries[0],
+    egressGateways: entries,
+  };
+}
+
+/**
+ * Where `check` sees the policies' addresses: each gateway address inside `cidrs` on the Node it
+ * pins, with the command that removes it (the policy when it has one gateway; else its entry, tested
+ * first so that a list changed since fails instead of losing another address).
+ */
+export function ciliumPlacements(view: EgressView, cidrs: string[], context: string): Placement[] {
+  return view.ciliumPolicies.flatMap((p) => {
+    const inside = new Set(addressesWithin(p.gateways.map((g) => g.ip).filter(Boolean), cidrs));
+    return p.gateways.flatMap((g, i) => {
+      if (!inside.has(g.ip)) return [];
+      const path = `/spec/egressGateways/${i}`;
+      const resource = "ciliumegressgatewaypolicy.cilium.io";
+      const removeCommand =
+        p.gateways.length === 1
+          ? shellCommand("kubectl", "--context", context, "delete", resource, p.name)
+          : shellCommand(
+              "kubectl",
+              "--context",
+              context,
+              "patch",
+              resource,
+              p.name,
+              "--type=json",
+              "-p",
+              JSON.stringify([
+                { op: "test", path: `${path}/egressIP`, value: g.ip },
+                { op: "remove", path },
+              ]),
+            );
+      return [{ ip: g.ip, host: g.node ?? "(no single node)", removeCommand }];
+    });
+  });
+}
