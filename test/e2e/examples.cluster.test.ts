@@ -20,6 +20,7 @@ import {
   testKubeconfig,
   uniqueName,
 } from "../support/kube";
+import { createWorld, ec2Client, motoCredentials, startMoto } from "../support/moto";
 import { operatorWorld } from "../support/operator-world";
 
 /** Planned addresses of the allocations, by URN, as preview showed them. */
@@ -48,7 +49,12 @@ interface ExampleSpec {
   /** Talks to the test cluster (KUBECONFIG for our provider and @pulumi/kubernetes). */
   kube?: boolean;
   /** Prepares the cluster and returns how the test adapts the stack config to it. */
-  prepare?: () => Promise<{ config: ConfigRewrite; cleanup?: () => Promise<void> }>;
+  prepare?: () => Promise<{
+    config: ConfigRewrite;
+    cleanup?: () => Promise<void>;
+    /** More environment of the stack's commands (moto's credentials). */
+    env?: Record<string, string>;
+  }>;
   /** Checks across the stacks while all are up. */
   check?: (outputs: Record<string, Record<string, unknown>>) => void;
   /** Each stack is destroyed before the next comes up (variants that cannot share the cluster). */
@@ -216,12 +222,59 @@ function operatorCluster(project: string, assigned: Record<string, string[]>): E
   };
 }
 
+/**
+ * EKS as cilium-eks needs it, against moto's EC2: two instances per availability zone, each a Node
+ * (providerID, a per-run zone label and run label), and the stack reaching moto through the
+ * example's `awsEndpoint`.
+ */
+function eksNodes(project: string): ExampleSpec["prepare"] {
+  return async () => {
+    const run = uniqueName("ex");
+    const region = "us-east-1";
+    const moto = await startMoto();
+    const ec2 = ec2Client(moto.endpoint, region);
+    const azs = ["us-east-1a", "us-east-1b"];
+    const aws = await createWorld(ec2, {
+      region,
+      subnets: { "us-east-1a": "10.0.1.0/24", "us-east-1b": "10.0.2.0/24" },
+      instances: { "us-east-1a": [{}, {}], "us-east-1b": [{}, {}] },
+    });
+    const nodes: string[] = [];
+    for (const az of azs)
+      for (const [i, id] of aws.instanceIds[az]!.entries()) {
+        const name = `${az}-${i}-${run}`;
+        nodes.push(name);
+        await createNode(name, {
+          zone: `${az}-${run}`,
+          labels: { "egress-ipam.test/run": run },
+          providerID: `aws:///${az}/${id}`,
+        });
+      }
+    return {
+      env: motoCredentials,
+      config: (c) => ({
+        ...c,
+        [`${project}:zones`]: azs.map((az) => `${az}-${run}`),
+        [`${project}:tenants`]: (c[`${project}:tenants`] as string[]).map((t) => `${t}-${run}`),
+        [`${project}:nodeSelector`]: { "egress-ipam.test/run": run },
+        [`${project}:awsEndpoint`]: moto.endpoint,
+      }),
+      cleanup: async () => {
+        await deleteClusterObjects("v1", "Node", nodes);
+        await moto.stop();
+      },
+    };
+  };
+}
+
 const listObjectNames = async (apiVersion: string, kind: string) =>
   ((await kube().objects.list(apiVersion, kind)).items as KubernetesObject[]).map((o) => o.metadata?.name);
 
 const operatorAssigned: Record<string, string[]> = {};
 
 const specs: Record<string, ExampleSpec> = {
+  antrea: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-antrea", false) },
+  "cilium-eks": { stacks: ["dev"], kube: true, prepare: eksNodes("egress-ipam-cilium-eks") },
   "migrate-from-operator": {
     stacks: ["dev"],
     kube: true,
@@ -292,7 +345,10 @@ describe.each(Object.keys(specs).sort())("example %s, with pulumi in its folder"
   it("previews what up assigns, applies, stays still, applies its steps and destroys", async () => {
     const prepared = await spec.prepare?.();
     cleanup = prepared?.cleanup;
-    const env: Record<string, string> = spec.kube ? { KUBECONFIG: testKubeconfig() } : {};
+    const env: Record<string, string> = {
+      ...(spec.kube ? { KUBECONFIG: testKubeconfig() } : {}),
+      ...prepared?.env,
+    };
     const outputs: Record<string, Record<string, unknown>> = {};
 
     for (const stackName of spec.stacks) {
