@@ -54,11 +54,12 @@ describe("a killed pulumi up leaves no provider process", () => {
       const h = Harness.create(`orphan-${kind}`, { env: { KUBECONFIG: testKubeconfig() } });
       harnesses.push(h);
       const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
-      const count = 40;
+      // Enough that the kill lands mid-up: a stack-local pool plans and creates 40 in about 2 s here.
+      const count = kind === "stack-local" ? 400 : 40;
       const ledgerName = uniqueName("orphan");
       await h.program(async () => {
         const pool = new IpPool("pool", {
-          ranges: [{ subnet: "10.72.0.0/24" }],
+          ranges: [{ subnet: "10.72.0.0/22" }],
           ...(kind === "shared"
             ? {
                 ledger: {
