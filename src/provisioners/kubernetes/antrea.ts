@@ -1,4 +1,5 @@
 import { canonicalAddress } from "../../allocator";
+import { parseAddress } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, listObjects, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
@@ -17,9 +18,22 @@ import { ownersAnnotation, ownersValue, readOwners, refuseUnowned } from "./owne
 import { managedBy, namespaceNameLabel } from "./ovn";
 import { shellCommand } from "../../core/text";
 
-/** The name of the Egress object holding one address of a namespace (`:` of IPv6 becomes `-`). */
-export const antreaObjectName = (namespace: string, ip: string): string =>
-  `egress-ipam-${namespace}-${ip.replace(/:/g, "-")}`;
+/**
+ * The name of the Egress object holding one address of a namespace: `egress-ipam-<namespace>-<ip>`,
+ * an IPv6 address written in full with `.` for `:` (as CloudPrivateIPConfig names are). The address
+ * part never holds a `-` and a namespace never a `.`, so two namespace–address pairs never share a
+ * name (with `-` for `:`, `x` + `1:2001::5` and `x-1` + `2001::5` would).
+ */
+export function antreaObjectName(namespace: string, ip: string): string {
+  const { family, value } = parseAddress(ip);
+  const text =
+    family === 4
+      ? canonicalAddress(ip)
+      : Array.from({ length: 8 }, (_, i) =>
+          ((value >> BigInt(112 - 16 * i)) & 0xffffn).toString(16).padStart(4, "0"),
+        ).join(".");
+  return `egress-ipam-${namespace}-${text}`;
+}
 
 /** The `appliedTo` of a namespace's Egress objects: every Pod of the namespace. */
 const appliedTo = (namespace: string) => ({
