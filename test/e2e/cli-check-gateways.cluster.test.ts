@@ -1,0 +1,200 @@
+// `pulumi-egress-ipam check` for the cilium and antrea provisioners, run as a user runs it (the
+// spawned CLI) on stacks the real engine made against the real kube-apiserver: no drift right after
+// up; a gateway re-pinned behind the stack's back is misplaced (cilium) or recorded where Antrea put
+// it (antrea: refresh and up only); a foreign object's pool address is leaked, with the command that
+// removes it; the stack's object deleted is missing; refresh and up repair the stack's own, and check
+// is clean again.
+import * as k8s from "@kubernetes/client-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { antreaObjectName } from "../../src/provisioners/kubernetes/antrea";
+import { ciliumObjectName } from "../../src/provisioners/kubernetes/cilium";
+import { runCli } from "../support/cli";
+import { Harness } from "../support/harness";
+import { kube, testKubeconfig, uniqueName } from "../support/kube";
+import { sdnWorld, type SdnWorld } from "../support/sdn-world";
+
+type Pkg = typeof import("../../src/index");
+interface Finding {
+  kind: string;
+  ip: string;
+  expectedHost?: string;
+  actualHost?: string;
+  urn?: string;
+  fix: string[];
+}
+const custom = () => kube().config.makeApiClient(k8s.CustomObjectsApi);
+const merge = k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch);
+
+describe.each([
+  [
+    "cilium",
+    {
+      group: "cilium.io",
+      version: "v2",
+      plural: "ciliumegressgatewaypolicies",
+      kind: "CiliumEgressGatewayPolicy",
+    },
+  ],
+  ["antrea", { group: "crd.antrea.io", version: "v1beta1", plural: "egresses", kind: "Egress" }],
+] as const)("check with the %s provisioner, against kube-apiserver", (kind, api) => {
+  const net = `10.35.${1 + Math.floor(Math.random() * 250)}`;
+  const h = Harness.create(`cli-check-${kind}`, { env: { KUBECONFIG: testKubeconfig() } });
+  let w: SdnWorld<"a1" | "a2", "x">;
+  const foreign = uniqueName("foreign");
+  let planned = { ip: "", host: "" };
+  const check = (...args: string[]) => runCli(["check", "--stack", h.fqStackName, ...args], h.env);
+  const refreshUp = () => [`pulumi refresh --stack ${h.fqStackName}`, `pulumi up --stack ${h.fqStackName}`];
+  const foreignSpec = (ip: string, node: string) =>
+    kind === "cilium"
+      ? {
+          selectors: [{ podSelector: { matchLabels: { app: "elsewhere" } } }],
+          destinationCIDRs: ["0.0.0.0/0"],
+          egressGateway: { nodeSelector: { matchLabels: { "kubernetes.io/hostname": node } }, egressIP: ip },
+        }
+      : { appliedTo: { podSelector: { matchLabels: { app: "elsewhere" } } }, egressIP: ip };
+
+  beforeAll(async () => {
+    const node = { zone: "a", hostSubnet: false as const };
+    w = await sdnWorld({ a1: node, a2: node }, ["x"], { netNamespaces: false });
+    await h.program(async () => {
+      const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const provisioner =
+        kind === "cilium"
+          ? { kind, nodeSelector: w.selector }
+          : { kind, nodeSelector: w.selector, externalIPPool: "egress-pool" };
+      const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }] });
+      const x = new EgressIp("team-x", {
+        pool,
+        namespace: w.ns.x,
+        failureDomains: [w.zone("a")],
+        provisioner,
+      });
+      return { ip: x.ips.apply((l) => l[0]), host: x.hosts.apply((l) => l[0]) };
+    });
+    const up = await h.up();
+    planned = { ip: String(up.outputs.ip!.value), host: String(up.outputs.host!.value) };
+    if (kind === "antrea") {
+      // Antrea's agent on the planned Node reports it.
+      await custom().patchClusterCustomObjectStatus(
+        {
+          ...api,
+          name: antreaObjectName(w.ns.x, planned.ip),
+          body: { status: { egressNode: planned.host } },
+        },
+        merge,
+      );
+    }
+  });
+  afterAll(async () => {
+    await h.destroy().catch(() => undefined);
+    h.dispose();
+    await custom()
+      .deleteClusterCustomObject({ ...api, name: foreign })
+      .catch(() => undefined);
+    await w?.cleanup();
+  });
+
+  it("finds no drift right after up", async () => {
+    const run = await check();
+    expect(run.stderr).toBe("");
+    expect(run.stdout).toContain("no drift");
+    expect(run.code).toBe(0);
+  });
+
+  it("moved behind the stack's back: misplaced; a foreign object's pool address: leaked; refresh and up repair the stack's", async () => {
+    const other = planned.host === w.node.a1 ? w.node.a2 : w.node.a1;
+    if (kind === "cilium") {
+      const gateway = {
+        nodeSelector: { matchLabels: { "kubernetes.io/hostname": other } },
+        egressIP: planned.ip,
+      };
+      await custom().patchClusterCustomObject(
+        {
+          ...api,
+          name: ciliumObjectName(w.ns.x),
+          body: { spec: { egressGateway: gateway, egressGateways: [gateway] } },
+        },
+        merge,
+      );
+    } else {
+      await custom().patchClusterCustomObjectStatus(
+        { ...api, name: antreaObjectName(w.ns.x, planned.ip), body: { status: { egressNode: other } } },
+        merge,
+      );
+    }
+    await custom().createClusterCustomObject({
+      ...api,
+      body: {
+        apiVersion: `${api.group}/${api.version}`,
+        kind: api.kind,
+        metadata: { name: foreign },
+        spec: foreignSpec(`${net}.200`, other),
+      },
+    });
+
+    const run = await check("--json");
+    expect(run.code).toBe(1);
+    const resource = kind === "cilium" ? "ciliumegressgatewaypolicy.cilium.io" : "egress.crd.antrea.io";
+    expect((JSON.parse(run.stdout) as { findings: Finding[] }).findings).toEqual([
+      {
+        kind: "misplaced",
+        ip: planned.ip,
+        expectedHost: planned.host,
+        actualHost: other,
+        urn: expect.stringMatching(/EgressIpAssignment::team-x-/),
+        // Antrea moves addresses itself: state only has to learn where. Cilium's gateway is ours:
+        // the wrong pin goes first, then refresh and up pin it again.
+        fix:
+          kind === "antrea"
+            ? refreshUp()
+            : [`kubectl --context admin@test delete ${resource} ${ciliumObjectName(w.ns.x)}`, ...refreshUp()],
+      },
+      {
+        kind: "leaked",
+        ip: `${net}.200`,
+        actualHost: kind === "cilium" ? other : "(not placed yet)",
+        fix: [`kubectl --context admin@test delete ${resource} ${foreign}`],
+      },
+    ]);
+
+    await custom().deleteClusterCustomObject({ ...api, name: foreign }); // the leaked one's fix, as kubectl would
+    await h.refresh();
+    const up = await h.up();
+    if (kind === "antrea") expect(up.outputs.host!.value).toBe(other);
+    const after = await check();
+    expect(after.stdout).toContain("no drift");
+    expect(after.code).toBe(0);
+  });
+
+  it("deleted behind the stack's back: missing, put back by refresh and up", async () => {
+    const name = kind === "cilium" ? ciliumObjectName(w.ns.x) : antreaObjectName(w.ns.x, planned.ip);
+    const { host } = (await h.up()).outputs;
+    await custom().deleteClusterCustomObject({ ...api, name });
+    const run = await check("--json");
+    expect(run.code).toBe(1);
+    expect((JSON.parse(run.stdout) as { findings: Finding[] }).findings).toEqual([
+      {
+        kind: "missing",
+        ip: planned.ip,
+        expectedHost: String(host!.value),
+        urn: expect.stringMatching(/EgressIpAssignment::team-x-/),
+        fix: refreshUp(),
+      },
+    ]);
+    await h.refresh();
+    const again = (await h.up()).outputs.host!.value;
+    expect((await custom().getClusterCustomObject({ ...api, name })) as k8s.KubernetesObject).toMatchObject({
+      metadata: { name },
+    });
+    if (kind === "antrea") {
+      // A new object: Antrea's agent reports it where it was planned.
+      await custom().patchClusterCustomObjectStatus(
+        { ...api, name, body: { status: { egressNode: String(again) } } },
+        merge,
+      );
+    }
+    const after = await check();
+    expect(after.stdout).toContain("no drift");
+    expect(after.code).toBe(0);
+  });
+});
