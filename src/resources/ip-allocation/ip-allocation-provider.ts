@@ -130,7 +130,12 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     if (requested !== undefined && !news.adopt && !adopted) await checkRequestable(pool, requested, inUse);
     const ledger = ledgerFor(news, news.pool.ledger, `IpAllocation ${news.owner} (check)`);
     // The pool's earlier holders first, so the plan does not depend on the order checks arrive in.
-    const ahead = readQueue(queue, news.owner);
+    let ahead;
+    try {
+      ahead = readQueue(queue, news.owner);
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "pool", reason: errorMessage(e) }] };
+    }
     if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
       // Planned on its own, it would take an address the others could not foresee.
       const reason = news.adoptFrom
@@ -150,6 +155,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       choose: poolChooser(pool, inUse),
       adopt: Boolean(news.adopt),
     });
+    ahead?.planned();
     const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
     const from = adopted ? { adoptedFrom: adopted.source } : {};
     return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, record), ...from } };

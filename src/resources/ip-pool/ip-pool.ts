@@ -1,6 +1,7 @@
 import * as pulumi from "@pulumi/pulumi";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
+import { QueueFileWriter, type QueueFileRef } from "../pool/pool-queue-file";
 import type { LedgerArgs } from "../pool/ledger-option";
 import type { RangeArgs } from "../pool/pool-spec";
 import { providerContext, type ProviderContext } from "../context";
@@ -48,11 +49,22 @@ export interface IpPoolArgs {
   ledger?: pulumi.Input<LedgerArgs>;
 }
 
-/** A pool queue as the program builds it (the engine resolves it before `check`). */
-interface PoolQueueInput {
-  observers: pulumi.Input<ProvisionerConfig>[];
-  /** The holders' lines, newline-separated. */
-  holders: Promise<string>;
+/**
+ * A pool queue as the program builds it (the engine resolves it before `check`): where the
+ * holders' lines are in the queue file, or (`EGRESS_IPAM_POOL_QUEUE=inline`) the lines themselves.
+ */
+type PoolQueueInput = { observers: pulumi.Input<ProvisionerConfig>[] } & (
+  { holders: Promise<string> } | { file: Promise<string>; lines: Promise<number>; bytes: Promise<number> }
+);
+
+/** Whether holders carry the queue's lines inline (`EGRESS_IPAM_POOL_QUEUE=inline`) instead of a file's place. */
+function inlineQueue(): boolean {
+  const mode = process.env.EGRESS_IPAM_POOL_QUEUE;
+  if (mode === undefined || mode === "" || mode === "file") return false;
+  if (mode === "inline") return true;
+  throw new Error(
+    `EGRESS_IPAM_POOL_QUEUE is "${mode}": leave it unset (a file, the default) or set it to inline`,
+  );
 }
 
 /** Where an allocation adopts its address from: see `IpAllocationArgs.adoptFrom`. */
@@ -129,8 +141,12 @@ export class IpPool extends pulumi.dynamic.Resource {
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
   private readonly observers: pulumi.Input<ProvisionerConfig>[] = [];
-  /** The queue's lines so far, newline-separated; undefined before the first holder. */
+  /** The queue's lines so far, newline-separated (inline form); undefined before the first holder. */
   private queueText: Promise<string | undefined> = Promise.resolve(undefined);
+  /** The queue's file (file form), made with the first holder. */
+  private queueFile: QueueFileWriter | undefined;
+  /** The queue file's extent after the newest holder's line (file form). */
+  private queueEnd: Promise<QueueFileRef | undefined> = Promise.resolve(undefined);
   private lastOwner: Promise<string> | undefined;
   private readonly observerIndex = new Map<unknown, number>();
 
@@ -171,12 +187,28 @@ export class IpPool extends pulumi.dynamic.Resource {
         before,
       ),
     );
-    // Each holder's text extends the previous one's: one concatenation per holder.
-    this.queueText = Promise.all([this.queueText, line]).then(([text, l]) =>
-      text === undefined ? l : `${text}\n${l}`,
-    );
-    const holders = this.queueText.then((text) => text!);
-    return { ...context, queue: { observers: [...this.observers], holders } };
+    const observers = [...this.observers];
+    if (inlineQueue()) {
+      // Each holder's text extends the previous one's: one concatenation per holder.
+      this.queueText = Promise.all([this.queueText, line]).then(([text, l]) =>
+        text === undefined ? l : `${text}\n${l}`,
+      );
+      const holders = this.queueText.then((text) => text!);
+      return { ...context, queue: { observers, holders } };
+    }
+    // Appended in program order (after the previous holder's line), before the holder's input resolves.
+    const writer = (this.queueFile ??= new QueueFileWriter());
+    const end = Promise.all([this.queueEnd, line]).then(([, l]) => writer.append(l));
+    this.queueEnd = end;
+    return {
+      ...context,
+      queue: {
+        observers,
+        file: end.then((r) => r.file),
+        lines: end.then((r) => r.lines),
+        bytes: end.then((r) => r.bytes),
+      },
+    };
   }
 
   /** The index of a provisioner config among the queue's observers; equal plain configs share one. */

@@ -2,9 +2,9 @@
 // with trailing defaults left out; ip is "" when none was requested and "?" when it is not known to
 // other holders, observer -1 when there is none. The owner's URN is written without the
 // `urn:pulumi:<stack>::<project>::` that every holder of a stack shares, and as `:<name>` when its
-// type is the previous holder's. A holder's check receives every earlier holder, so the queue's
-// total size grows with the square of the holders; one short line per holder keeps that as small
-// as it can be. No imports: the program side uses it too.
+// type is the previous holder's. The lines travel in a file (pool-queue-file), or, inline, every
+// earlier line in every holder's input, whose total grows with the square of the holders; one short
+// line per holder keeps either as small as it can be. No imports: the program side uses it too.
 
 /** One holder of a pool as the program created it. */
 export interface QueuedHolder {
@@ -58,12 +58,13 @@ export function encodeHolder(holder: QueuedHolder, prefix: string, previous?: st
 }
 
 /**
- * The holders of a queue's lines, given the URN of one holder of the same stack.
+ * The holders of a queue's lines, given the URN of one holder of the same stack, and of the holder
+ * before the first line when the lines continue a queue read earlier.
  * @throws Error on a line that is not a holder, or a `:<name>` line with no typed line before it.
  */
-export function decodeHolders(lines: string, someOwner: string): QueuedHolder[] {
+export function decodeHolders(lines: string, someOwner: string, previousOwner?: string): QueuedHolder[] {
   const prefix = urnPrefix(someOwner);
-  let previousType: string | undefined;
+  let previousType = previousOwner === undefined ? undefined : typeOf(previousOwner, prefix);
   return lines.split("\n").map((line) => {
     const [written, ip = "", observer = -1, adopt] = JSON.parse(line) as unknown[];
     const adopting = adopt as QueuedHolder["adopt"] | undefined;

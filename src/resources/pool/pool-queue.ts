@@ -3,6 +3,8 @@ import type { Chooser, PlanRequest } from "../../ledger/ledger";
 import { forget, shared } from "../../core/process-registry";
 import { checkRequestable, poolChooser, poolSubnets, type ResolvedPool } from "./pool-spec";
 import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
+import { isQueueFileRef, readQueueFile, type QueueFileRef } from "./pool-queue-file";
+import { errorMessage } from "../../core/failure";
 import type { Props } from "../provider-props";
 import { provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
@@ -13,20 +15,22 @@ export const poolName = (id: string): string => id.split("::").at(-1) ?? id;
 
 /**
  * Every holder of a pool that the program had created up to and including the one being checked,
- * in program order (the `queue` of an allocation's input `holder`). It is only read by `check`
- * and not kept in state.
+ * in program order (the `queue` of an allocation's input `holder`), in one of two forms: the lines
+ * themselves (`holders`), or where the program wrote them (`file`, see pool-queue-file). It is
+ * only read by `check` and not kept in state.
  */
-export interface PoolQueue {
-  /** The distinct `observeWith` configs of those holders. */
-  observers: ProvisionerConfig[];
-  /** The holders, one line each (see pool-queue-codec), the one being checked last. */
-  holders: string;
-}
+export type PoolQueue = { observers: ProvisionerConfig[] } & ({ holders: string } | QueueFileRef);
 
 /** A queue with its holders decoded. */
 export interface DecodedQueue {
   observers: ProvisionerConfig[];
+  /**
+   * The holders not yet planned in this process, in program order, the one being checked last (in
+   * the inline form, every holder).
+   */
   holders: QueuedHolder[];
+  /** Records that every holder up to and including the one being checked is planned in this process. */
+  planned(): void;
 }
 
 /**
@@ -106,13 +110,41 @@ export async function holdersAhead(
 /**
  * The queue of an allocation's inputs, decoded, when it is one whose last holder is `owner`;
  * undefined otherwise (then the allocation is planned on its own, as by an older program).
+ * @throws Error naming the file when the queue's file cannot be read as the input says.
  */
 export function readQueue(value: unknown, owner: string): DecodedQueue | undefined {
   const q = value as Partial<PoolQueue> | undefined;
-  if (typeof q?.holders !== "string" || !Array.isArray(q.observers)) return undefined;
+  if (!Array.isArray(q?.observers)) return undefined;
+  const observers = q.observers as ProvisionerConfig[];
+  if (isQueueFileRef(q)) {
+    let read;
+    try {
+      read = readQueueFile(q, owner);
+    } catch (e) {
+      throw new Error(
+        `the pool's holder queue ${q.file}, written by the program, ${errorMessage(e)}: the program and the ` +
+          `provider must run on one machine as one user; to send the queue inline in every holder's inputs ` +
+          `instead, set EGRESS_IPAM_POOL_QUEUE=inline where the program runs`,
+      );
+    }
+    const last = read.holders[q.lines - 1]!;
+    if (last.owner !== owner) {
+      throw new Error(
+        `the pool's holder queue ${q.file} names ${last.owner} at line ${q.lines} where ${owner} was written: ` +
+          `the file was changed after the program wrote it`,
+      );
+    }
+    const from = Math.min(read.planned, q.lines - 1);
+    return {
+      observers,
+      holders: read.holders.slice(from, q.lines),
+      planned: () => void (read.planned = Math.max(read.planned, q.lines)),
+    };
+  }
+  if (typeof (q as { holders?: unknown }).holders !== "string") return undefined;
   try {
-    const holders = decodeHolders(q.holders, owner);
-    return holders.at(-1)?.owner === owner ? { observers: q.observers, holders } : undefined;
+    const holders = decodeHolders((q as { holders: string }).holders, owner);
+    return holders.at(-1)?.owner === owner ? { observers, holders, planned: () => undefined } : undefined;
   } catch {
     return undefined;
   }

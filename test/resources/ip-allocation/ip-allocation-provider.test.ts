@@ -6,6 +6,7 @@ import type { EgressIPProvisioner } from "../../../src/provisioners";
 import { fakeProvisioner } from "../../support/fake-provisioners";
 import { ipAllocationProvider as provider } from "../../../src/resources/ip-allocation/ip-allocation-provider";
 import { encodeHolder, urnPrefix } from "../../../src/resources/pool/pool-queue-codec";
+import { QueueFileWriter, type QueueFileRef } from "../../../src/resources/pool/pool-queue-file";
 import { readRecord } from "../../../src/ledger/stack/allocation-record";
 
 vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
@@ -149,23 +150,34 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     d: { ip: "10.0.8.40" },
     e: { observeWith: { kind: "ovn" } },
   };
-  const queueOf = (i: number) => ({
-    observers: [{ kind: "ovn" }],
-    holders: queued
-      .slice(0, i + 1)
-      .map((h, k, all) => encodeHolder(h, urnPrefix(h.owner), all[k - 1]?.owner))
-      .join("\n"),
-  });
+  const lines = queued.map((h, k, all) => encodeHolder(h, urnPrefix(h.owner), all[k - 1]?.owner));
+  /** The queue of each holder as a program sends it: every line so far (inline), or its place in a file. */
+  const queuesIn = (form: "inline" | "file") => {
+    if (form === "inline") {
+      return lines.map((_, i) => ({
+        observers: [{ kind: "ovn" }],
+        holders: lines.slice(0, i + 1).join("\n"),
+      }));
+    }
+    // A program appends every line before the checks of later holders arrive; a new file per run.
+    const writer = new QueueFileWriter();
+    return lines.map((line) => ({ observers: [{ kind: "ovn" }], ...writer.append(line) }));
+  };
 
-  async function planIn(order: number[], deployment?: unknown): Promise<Record<string, unknown>> {
+  async function planIn(
+    order: number[],
+    deployment?: unknown,
+    form: "inline" | "file" = "inline",
+  ): Promise<Record<string, unknown>> {
     const stack = `org/proj/order-${n++}`;
     if (deployment) withCheckpoint(stack, deployment);
+    const queues = queuesIn(form);
     const planned: Record<string, unknown> = {};
     for (const i of order) {
       const name = names[i]!;
       const checked = await provider.check(
         {},
-        { ...news({ stack, owner: owner(name), queue: queueOf(i) }), ...own[name] },
+        { ...news({ stack, owner: owner(name), queue: queues[i] }), ...own[name] },
       );
       expect(checked.failures).toBeUndefined();
       expect(checked.inputs).not.toHaveProperty("holder");
@@ -184,10 +196,16 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     f: "10.0.8.6",
   };
 
-  it.each([[[0, 1, 2, 3, 4, 5]], [[5, 4, 3, 2, 1, 0]], [[3, 5, 0, 4, 2, 1]], [[4, 1, 5, 2, 0, 3]]])(
-    "in the order %j",
-    async (order) => {
-      expect(await planIn(order)).toEqual(programOrder);
+  const orders = [
+    [0, 1, 2, 3, 4, 5],
+    [5, 4, 3, 2, 1, 0],
+    [3, 5, 0, 4, 2, 1],
+    [4, 1, 5, 2, 0, 3],
+  ];
+  it.each((["inline", "file"] as const).flatMap((form) => orders.map((order) => [form, order] as const)))(
+    "with the queue %s, in the order %j",
+    async (form, order) => {
+      expect(await planIn(order, undefined, form)).toEqual(programOrder);
     },
   );
 
@@ -206,11 +224,19 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
       },
     ],
   };
-  it.each([[[0, 1, 2, 3, 4, 5]], [[5, 4, 3, 2, 1, 0]], [[2, 5, 0, 4, 1, 3]]])(
-    "with an interrupted create taking its address back, in the order %j",
-    async (order) => {
+  it.each(
+    (["inline", "file"] as const).flatMap((form) =>
+      [
+        [0, 1, 2, 3, 4, 5],
+        [5, 4, 3, 2, 1, 0],
+        [2, 5, 0, 4, 1, 3],
+      ].map((order) => [form, order] as const),
+    ),
+  )(
+    "with an interrupted create taking its address back, the queue %s, in the order %j",
+    async (form, order) => {
       // The cursor is .9 (c's record): the others continue after it.
-      expect(await planIn(order, interrupted)).toEqual({
+      expect(await planIn(order, interrupted, form)).toEqual({
         a: "10.0.8.10",
         b: "10.0.8.4",
         c: "10.0.8.9",
@@ -242,6 +268,40 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     );
     expect(y.failures).toBeUndefined();
     expect(y.inputs.ip).toBe("10.0.8.2");
+  });
+
+  // The queue file is the program's side channel: one the provider cannot read as the input says
+  // fails the check, naming the file and the way out, and plans nothing.
+  it.each<[string, (ref: QueueFileRef) => QueueFileRef, RegExp]>([
+    [
+      "a file that is gone",
+      (ref) => ({ ...ref, file: `${ref.file}.gone` }),
+      /queue .*\.gone, written by the program, .*ENOENT.*one machine as one user.*EGRESS_IPAM_POOL_QUEUE=inline/,
+    ],
+    [
+      "a file shorter than the input says",
+      (ref) => ({ ...ref, lines: ref.lines + 1, bytes: ref.bytes + 20 }),
+      /has \d+ bytes where the program wrote \d+/,
+    ],
+    [
+      "a line naming another holder",
+      (ref) => ({ ...ref, lines: 1, bytes: Buffer.byteLength(`${lines[0]}\n`) }),
+      /names .*IpAllocation::a at line 1 where .*IpAllocation::b was written/,
+    ],
+  ])("refuses %s", async (_, change, message) => {
+    const writer = new QueueFileWriter();
+    const refs = lines.slice(0, 2).map((line) => writer.append(line));
+    const stack = `org/proj/order-${n++}`;
+    const b = await provider.check(
+      {},
+      {
+        ...news({ stack, owner: owner("b"), queue: { observers: [], ...change(refs[1]!) } }),
+        ip: "10.0.8.4",
+      },
+    );
+    expect(b.failures).toEqual([{ property: "pool", reason: expect.stringMatching(message) }]);
+    expect(b.inputs.ip).toBe("10.0.8.4");
+    expect(b.inputs.seq).toBeUndefined();
   });
 
   it("treats an observeWith that resolved to nothing as none", async () => {

@@ -61,6 +61,11 @@ describe("pool queue lines", () => {
       `["pulumi-nodejs:dynamic/egress-ipam:IpAllocation::f"]`,
     ]);
     expect(decodeHolders(lines.join("\n"), top("someone"))).toEqual(holders);
+    // Read in two parts (as a queue file is, a check at a time), the second after the holder before it.
+    const [first, rest] = [lines.slice(0, 4), lines.slice(4)];
+    const before = decodeHolders(first.join("\n"), top("someone"));
+    expect([...before, ...decodeHolders(rest.join("\n"), top("x"), before.at(-1)!.owner)]).toEqual(holders);
+    expect(decodeHolders(`[":g"]`, top("x"), urn("e"))).toEqual([{ owner: urn("g") }]);
   });
 
   it("refuses a name-only line with no holder before it", () => {
