@@ -8,6 +8,7 @@ const shims: Record<string, () => pulumi.dynamic.ResourceProvider> = {
   EgressIpAssignment: () => require("../shims/egress-ip-assignment"),
   CidrAssignment: () => require("../shims/cidr-assignment"),
   echo: () => require("../shims/echo"),
+  "noop-allocation": () => require("../shims/noop-allocation"),
 };
 
 /**

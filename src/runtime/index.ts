@@ -33,9 +33,10 @@ const providers: Record<string, () => ProviderImpl> = {
   IpAllocation: () => safe.IpAllocation,
   EgressIpAssignment: () => safe.EgressIpAssignment,
   CidrAssignment: () => safe.CidrAssignment,
-  // The test resource Echo lives in the `testing` export, loaded only when an Echo asks for it
-  // (its shim, and the state of Echos written before the shim modules, name this table).
+  // The test resources Echo and NoopAllocation live in the `testing` export, loaded only when one asks for it
+  // (their shims, and the state of Echos written before the shim modules, name this table).
   echo: () => require("pulumi-egress-ipam/testing").echoProvider,
+  "noop-allocation": () => require("pulumi-egress-ipam/testing").noopAllocationProvider,
 };
 
 /**
