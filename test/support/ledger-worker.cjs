@@ -6,7 +6,9 @@
 //   {"op":"lock", namespace, name, lockDuration, lockAcquireTimeout}  → {"ok":true,"identity":…}
 //   {"op":"unlock"}                                                    → {"ok":true}
 //   {"op":"plan", namespace, pool, subnet, stack, count}               → {"ok":true,"ips":[…]}
-//   {"op":"bench", namespace, pool, subnet, stack, count, concurrency} → {"ok":true,"latencies":[ms…],"wallMs":…}
+//   {"op":"bench", namespace, pool, subnet, stack, count, concurrency, reserve?}
+//                                      → {"ok":true,"latencies":[ms…],"ips":[…],"wallMs":…}
+//                                      (plan and reserve per allocation; plan only with reserve: false)
 //   {"op":"churn", namespace, pool, subnet, stack, count, attempts, signalAt} → {"ok":true,"ips":[…],"errors":{code:n}}
 //                                      (prints {"progress":signalAt} on the way)
 //   {"op":"read", namespace, pool}                                     → {"ok":true,"claims":[…]}
@@ -80,12 +82,14 @@ const ops = {
         const owner = `urn:pulumi:b::p::egress-ipam:IpAllocation::a${next++}`;
         const t0 = performance.now();
         const plan = await ledger.plan({ pool: "p", owner, choose, count: 1 });
-        await ledger.reserve("p", owner, plan);
+        if (c.reserve !== false) await ledger.reserve("p", owner, plan);
         latencies.push(performance.now() - t0);
+        ips.push(plan.ips[0]);
       }
     };
+    const ips = [];
     await Promise.all(Array.from({ length: c.concurrency }, lane));
-    return { latencies, wallMs: performance.now() - started };
+    return { latencies, ips, wallMs: performance.now() - started };
   },
   // Allocations one after another that survive API-server outages: a failed allocation is tried
   // again with the same owner (as the next `up` would), up to `attempts` times.

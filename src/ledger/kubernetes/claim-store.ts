@@ -139,18 +139,28 @@ export class ClaimStore {
     this.place = { server: clients.server, context: clients.context, namespace };
   }
 
+  /** The label selector of the pool's claim objects. */
+  get selector(): string {
+    return `${poolLabel}=${this.pool},${roleLabel}=${roles.claim}`;
+  }
+
   /** Every claim and hold of the pool, expired holds included. */
   async list(): Promise<Claim[]> {
-    const selector = `${poolLabel}=${this.pool},${roleLabel}=${roles.claim}`;
+    return (await this.listAt()).claims;
+  }
+
+  /** {@link list}, with the resourceVersion of the list (where a watch of later changes starts). */
+  async listAt(): Promise<{ claims: Claim[]; resourceVersion: string }> {
     const list = await this.clients.core
-      .listNamespacedConfigMap({ namespace: this.namespace, labelSelector: selector })
+      .listNamespacedConfigMap({ namespace: this.namespace, labelSelector: this.selector })
       .catch((err: unknown) => {
         throw ledgerUnavailable(`listing the claims of pool "${this.pool}"`, err, this.place);
       });
-    return list.items.flatMap((cm) => {
+    const claims = list.items.flatMap((cm) => {
       const c = this.claimOf(cm);
       return c ? [c] : [];
     });
+    return { claims, resourceVersion: list.metadata?.resourceVersion ?? "" };
   }
 
   /**
@@ -158,7 +168,7 @@ export class ClaimStore {
    * tool) is named in a warning and never fatal: when it is named as the claim of an address it
    * keeps that address from everyone (a {@link Claim.malformed} claim), otherwise it is ignored.
    */
-  private claimOf(cm: k8s.V1ConfigMap): Claim | undefined {
+  claimOf(cm: k8s.V1ConfigMap): Claim | undefined {
     const name = cm.metadata?.name ?? "";
     const c = parseClaim(cm);
     let why: string | undefined;

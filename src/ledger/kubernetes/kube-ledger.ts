@@ -20,6 +20,7 @@ import { heldPlan, leftToItsOwnCheck, planAddresses } from "../planner";
 import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "../locker";
 import { batched } from "./plan-batch";
+import { claimView } from "./claim-view";
 
 /** Where a shared pool lives: the pool option `ledger` with durations in milliseconds. */
 export interface KubeLedgerConfig {
@@ -107,8 +108,8 @@ export const defaultHoldDuration = 15 * 60_000;
  * The ledger of a pool shared across stacks: one ConfigMap per address in a namespace of a
  * Kubernetes cluster (see {@link ClaimStore}), planned under a Lease per pool.
  *
- * - `plan` (at `check`, preview included) reads every claim from the API server, chooses, and writes
- *   a *hold* per address: a create, so the API server's AlreadyExists refuses a second holder of an
+ * - `plan` (at `check`, preview included) reads the pool's claims from this process's view (listed
+ *   once, then kept current by a watch: see claim-view), chooses, and writes a *hold* per address: a create, so the API server's AlreadyExists refuses a second holder of an
  *   address whatever the Lease says. A hold lapses after `holdDuration` unless its owner plans
  *   again (which renews it); a lapsed hold of another owner is taken over by an update carrying its
  *   resourceVersion. An owner that holds what it asks for gets it again, so `up` gets what
@@ -125,6 +126,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const cfg = opts.ledger;
   const clients = opts.clients ?? kubeClients(cfg.context);
   const store = new ClaimStore(clients, cfg.namespace, cfg.name);
+  const view = claimView(store);
   const holdFor = opts.holdDuration ?? defaultHoldDuration;
   const holder = opts.holder ?? "an operation";
   const lockConfig = {
@@ -159,14 +161,28 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     expires: Date.now() + holdFor,
   });
 
-  /** Writes `fields` for `ip` over whatever `existing` is (a create when there is none). */
+  /** Reads the claim of `ip` into the view (after a lost race: the view was behind). */
+  const reread = async (ip: string) => view.record(ip, await store.read(ip));
+
+  /**
+   * Writes `fields` for `ip` over whatever `existing` is (a create when there is none). A lost race
+   * (AlreadyExists, or 409 on an update) reads that object into the view and throws 409, for the
+   * caller's retry to plan again with it.
+   */
   const put = async (ip: string, existing: Claim | undefined, fields: ClaimFields): Promise<Claim> => {
-    if (existing) return store.replace(existing, fields);
-    const created = await store.create(ip, fields);
-    // AlreadyExists: someone wrote it since the list; the caller's retry lists again.
-    if (!created)
+    let written: Claim | undefined;
+    try {
+      written = existing ? await store.replace(existing, fields) : await store.create(ip, fields);
+    } catch (e) {
+      if ((e as { code?: number }).code === 409) await reread(ip).catch(() => undefined);
+      throw e;
+    }
+    if (!written) {
+      await reread(ip);
       throw Object.assign(new Error(`claim of ${ip} created by someone else meanwhile`), { code: 409 });
-    return created;
+    }
+    view.record(ip, written);
+    return written;
   };
 
   /** Plans `req` against `claims` (as listed), writing holds; `claims` is kept current with them. */
@@ -184,7 +200,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       // Planning again renews the owner's holds (claims stay claims).
       for (const c of mine.filter((c) => c.state === "hold" && plan.ips.includes(c.ip))) {
         const renewed = hold(req.owner, c.seq);
-        keep(await store.replace(c, c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed));
+        keep(await put(c.ip, c, c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed));
       }
       return plan;
     }
@@ -245,15 +261,15 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       if (!own(c)) continue;
       await retryOnConflict(`releasing ${c.ip} in ${what}`, async (n) => {
         const current = n === 1 ? c : await store.read(c.ip);
-        if (own(current)) await store.delete(current);
+        if (own(current) && (await store.delete(current))) view.record(current.ip, undefined);
       });
     }
   };
 
-  /** Plans `req`, listing the claims again after a lost race; `listed` is a fresh list to start from. */
+  /** Plans `req`, with the view again after a lost race; `listed` is the view to start from. */
   const plan = (req: PlanRequest, listed?: Claim[]) =>
     retryOnConflict(`planning ${req.owner} in ${what}`, async (n) =>
-      planOnce(req, n === 1 && listed ? listed : await store.list()),
+      planOnce(req, n === 1 && listed ? listed : await view.claims()),
     );
 
   return {
@@ -265,15 +281,15 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     what,
     plan: (req) =>
       batched(poolKey, locked, {
-        list: () => store.list(),
+        list: () => view.claims(),
         run: (claims) => plan(req, claims),
       }),
 
     planAhead: async (requests) => {
       if (requests.length === 0) return;
       await locked(async () => {
-        // One list for all: the Lease and the in-process lock are held, and `planOnce` keeps it current.
-        let claims = await store.list();
+        // One view for all: the Lease and the in-process lock are held, and `planOnce` keeps it current.
+        let claims = await view.claims();
         for (const req of requests) {
           if (
             leftToItsOwnCheck(
@@ -287,7 +303,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
           try {
             await plan(req, claims);
           } catch (e) {
-            claims = await store.list();
+            claims = await view.claims();
             // Its own check reports why; but an unreachable ledger fails this check too.
             if ((e as { code?: string }).code === "LEDGER_UNAVAILABLE") throw e;
           }
@@ -301,6 +317,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         const at = Date.now();
         for (const ip of planned.ips) {
           const c = await store.read(ip);
+          view.record(ip, c);
           const foreign = c && !ownedBy(c, me, owner) && isLive(c, at);
           if (foreign && !(adopt && ofStack(c, me))) {
             throw new IpamError(

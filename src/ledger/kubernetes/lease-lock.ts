@@ -1,4 +1,3 @@
-import { sleep } from "../../core/retry";
 import { randomBytes } from "node:crypto";
 import * as os from "node:os";
 import type * as k8s from "@kubernetes/client-node";
@@ -8,6 +7,7 @@ import { isAlreadyExists, isConflict, isNotFound } from "../../kube/kube-errors"
 import { ledgerUnavailable } from "./ledger-unavailable";
 import type { LockConfig, Locker } from "../locker";
 import { shared } from "../../core/process-registry";
+import { leaseChanges } from "./lease-changes";
 
 /** Options of {@link leaseLocker}. */
 export interface LeaseLockOptions {
@@ -98,6 +98,7 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
   const where = { server: clients.server, context: clients.context, namespace: config.namespace };
   const key = `${clients.server}\u0000${config.namespace}\u0000${config.id}\u0000${identity}`;
   const s = shared("lease", key, () => new LeaseState());
+  const changes = leaseChanges(clients, config.namespace, config.id);
   const api = clients.coordination;
   const ref = { name: config.id, namespace: config.namespace };
   let mine: number | undefined;
@@ -188,6 +189,7 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       if (s.held && (now() - s.confirmedAt < config.lockDuration / 3 || (await renew()))) return;
       if (attempt > 0 && now() >= deadline) throw timeout(config, (await read())?.spec ?? {});
       const start = now();
+      const since = changes.mark();
       const lease = await read();
       const seen = now();
       if (lease === undefined) {
@@ -209,7 +211,7 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
         // or a process with a steady stream of work would keep re-taking it and starve the others.
         if (otherWaits && !deferred) {
           deferred = true;
-          await sleep(2 * retryPeriod);
+          await changes.next(since, 2 * retryPeriod);
           continue;
         }
         if (await write(lease, ours(spec), "clear")) return confirmed(start);
@@ -228,7 +230,8 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       }
       if (now() >= deadline) throw timeout(config, spec);
       const wait = Math.min(deadline - now(), retryPeriod * (0.5 + Math.random()));
-      await sleep(Math.max(1, wait));
+      // Woken by the Lease's next change (its release), or after the retry period.
+      await changes.next(since, Math.max(1, wait));
     }
   };
 
