@@ -63,6 +63,11 @@ export class ClaimView {
     return [...this.byIp.values()];
   }
 
+  /** The claim of `ip` as the view has it now, without listing the pool (undefined before the first use). */
+  known(ip: string): Claim | undefined {
+    return this.byIp.get(ip);
+  }
+
   /**
    * Records what this process wrote or read of `ip`: `claim` as the API server returned it, or
    * undefined when there is none (deleted). An older version than the view has is ignored.

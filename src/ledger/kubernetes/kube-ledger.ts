@@ -1,6 +1,7 @@
 import { AddressSet, IpamError } from "../../allocator";
 import { kubeClients, type KubeClients } from "../../kube/kube-config";
 import { retryOnConflict } from "../../kube/conflict-retry";
+import { isConflict } from "../../kube/kube-errors";
 import { leaseName } from "./claim-names";
 import {
   ClaimStore,
@@ -19,7 +20,7 @@ import type { Ledger, Plan, PlanRequest } from "../ledger";
 import { heldPlan, leftToItsOwnCheck, planAddresses } from "../planner";
 import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "../locker";
-import { batched } from "./plan-batch";
+import { batched, type Outcome } from "./plan-batch";
 import { claimView } from "./claim-view";
 
 /** Where a shared pool lives: the pool option `ledger` with durations in milliseconds. */
@@ -96,6 +97,17 @@ function recentList(key: string, list: () => Promise<Claim[]>): Promise<Claim[]>
   recentLists.set(key, { at: Date.now(), claims });
   claims.catch(() => recentLists.delete(key));
   return claims;
+}
+
+/** What {@link kubeLedger}'s planning decided for one request before writing it. */
+interface Staged {
+  plan: Plan;
+  /** Holds to write: over `existing` when there is one. */
+  writes: { ip: string; existing: Claim | undefined; fields: ClaimFields }[];
+  /** A new plan (its holds are released when one of its writes fails), not a renewal. */
+  fresh: boolean;
+  /** The owner's earlier hold that another owner took over after it lapsed. */
+  lost?: Claim;
 }
 
 /** How a claim's `takenFrom` names its holder. */
@@ -185,24 +197,35 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     return written;
   };
 
-  /** Plans `req` against `claims` (as listed), writing holds; `claims` is kept current with them. */
-  const planOnce = async (req: PlanRequest, claims: Claim[]): Promise<Plan> => {
-    const keep = (c: Claim) => {
-      const i = claims.findIndex((x) => x.ip === c.ip);
-      if (i >= 0) claims[i] = c;
-      else claims.push(c);
-    };
-    const at = Date.now();
+  /** Puts `c` into `claims` in place of the entry of its address. */
+  const keep = (claims: Claim[], c: Claim) => {
+    const i = claims.findIndex((x) => x.ip === c.ip);
+    if (i >= 0) claims[i] = c;
+    else claims.push(c);
+  };
+
+  /**
+   * Chooses addresses for `req` against `claims` and says what to write, without writing: the
+   * owner's holds renewed, or new holds (a lapsed hold of another owner taken over).
+   * @throws IpamError IP_UNAVAILABLE and POOL_EXHAUSTED, as {@link planAddresses}.
+   */
+  const decide = (req: PlanRequest, claims: Claim[], at: number): Staged => {
     const byIp = new Map(claims.map((c) => [c.ip, c]));
     const mine = claims.filter((c) => ownedBy(c, me, req.owner));
-    const plan = heldPlan(req, mine);
-    if (plan) {
-      // Planning again renews the owner's holds (claims stay claims).
-      for (const c of mine.filter((c) => c.state === "hold" && plan.ips.includes(c.ip))) {
-        const renewed = hold(req.owner, c.seq);
-        keep(await put(c.ip, c, c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed));
-      }
-      return plan;
+    const held = heldPlan(req, mine);
+    if (held) {
+      // Planning again renews the owner's holds (claims stay claims); one staged in this batch is new.
+      const writes = mine
+        .filter((c) => c.state === "hold" && held.ips.includes(c.ip) && c.resourceVersion !== "")
+        .map((c) => {
+          const renewed = hold(req.owner, c.seq);
+          return {
+            ip: c.ip,
+            existing: c,
+            fields: c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed,
+          };
+        });
+      return { plan: held, writes, fresh: false };
     }
     const live = claims.filter((c) => isLive(c, at));
     const maxSeq = live.reduce((m, c) => Math.max(m, c.seq), 0);
@@ -218,38 +241,93 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       },
       exhaustedNote: `shared ${what}, ${live.length} held`,
     });
-    const written: string[] = [];
-    try {
-      for (const ip of ips) {
-        const existing = byIp.get(ip);
-        if (existing && ownedBy(existing, me, req.owner) && existing.state === "claim") continue;
-        if (existing && isLive(existing, at) && !ofStack(existing, me) && req.adopt) {
-          throw new IpamError(
-            "IP_UNAVAILABLE",
-            `${ip} in ${what} is held by ${who(existing)}; adopt takes over addresses of this stack only`,
-          );
-        }
-        // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
-        const takenFrom = existing && !ownedBy(existing, me, req.owner) ? holderOf(existing) : undefined;
-        keep(await put(ip, existing, { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) }));
-        written.push(ip);
+    const writes: Staged["writes"] = [];
+    for (const ip of ips) {
+      const existing = byIp.get(ip);
+      if (existing && ownedBy(existing, me, req.owner) && existing.state === "claim") continue;
+      if (existing && isLive(existing, at) && !ofStack(existing, me) && req.adopt) {
+        throw new IpamError(
+          "IP_UNAVAILABLE",
+          `${ip} in ${what} is held by ${who(existing)}; adopt takes over addresses of this stack only`,
+        );
       }
-    } catch (e) {
-      // Nothing half-planned stays held (a dual-stack pool whose second write lost a race).
-      await releaseIps(req.owner, written).catch(() => undefined);
-      throw e;
+      // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
+      const takenFrom = existing && !ownedBy(existing, me, req.owner) ? holderOf(existing) : undefined;
+      writes.push({ ip, existing, fields: { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) } });
     }
     // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
-    // run fails naming it; the new hold just written is what the owner's next plan gets.
+    // run fails naming it once its new holds are written (what the owner's next plan gets).
     const lost = claims.find((c) => tookFrom(c, me, req.owner) && !ips.includes(c.ip));
+    return { plan: { ips, seq }, writes, fresh: true, ...(lost ? { lost } : {}) };
+  };
+
+  /** Writes what {@link decide} staged for `req`, in parallel, keeping `claims` current. */
+  const commit = async (req: PlanRequest, staged: Staged, claims: Claim[]): Promise<Plan> => {
+    const results = await Promise.allSettled(staged.writes.map((w) => put(w.ip, w.existing, w.fields)));
+    const written = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
+    for (const c of written) keep(claims, c);
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) {
+      // Nothing half-planned stays held (a dual-stack pool whose second write lost a race).
+      if (staged.fresh)
+        await releaseIps(
+          req.owner,
+          written.map((c) => c.ip),
+        ).catch(() => undefined);
+      throw failed.reason;
+    }
+    const lost = staged.lost;
     if (lost) {
       throw new IpamError(
         "IP_UNAVAILABLE",
         `address ${lost.ip} in ${what}, planned for ${req.owner} earlier (e.g. at preview), was taken by ` +
-          `${who(lost)} after its hold lapsed; ${ips.join(", ")} is held for it now: run the update again`,
+          `${who(lost)} after its hold lapsed; ${staged.plan.ips.join(", ")} is held for it now: run the update again`,
       );
     }
-    return { ips, seq };
+    return staged.plan;
+  };
+
+  /**
+   * Plans `reqs` in order against one view of the pool: each chosen with the addresses of those
+   * before it taken, then every hold written at once (writes of different addresses do not depend
+   * on each other). One that lost a race (the view was behind) is planned again afterwards, in
+   * order, with the view the race updated. `skip` leaves a request out (undefined in the result).
+   */
+  const planAll = async (
+    reqs: readonly PlanRequest[],
+    skip?: (req: PlanRequest, claims: Claim[]) => boolean,
+  ): Promise<Outcome<Plan>[]> => {
+    const claims = await view.claims();
+    const at = Date.now();
+    const out: Outcome<Plan>[] = reqs.map(() => ({}));
+    const staged: [number, Staged][] = [];
+    reqs.forEach((req, i) => {
+      if (skip?.(req, claims)) return;
+      try {
+        const s = decide(req, claims, at);
+        // Taken for the requests after it (a write that loses its race frees it again below).
+        for (const w of s.writes) keep(claims, { ...w.fields, ip: w.ip, resourceVersion: "", uid: "" });
+        staged.push([i, s]);
+      } catch (error) {
+        out[i] = { error };
+      }
+    });
+    await Promise.all(
+      staged.map(async ([i, s]) => {
+        out[i] = await commit(reqs[i]!, s, claims).then(
+          (value) => ({ value }),
+          (error: unknown) => ({ error }),
+        );
+      }),
+    );
+    for (const [i] of staged) {
+      if (!isConflict(out[i]!.error)) continue;
+      out[i] = await plan(reqs[i]!).then(
+        (value) => ({ value }),
+        (error: unknown) => ({ error }),
+      );
+    }
+    return out;
   };
 
   /** Deletes what `owner` holds among `ips` (all it holds when omitted) that `instance` wrote. */
@@ -266,11 +344,12 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     }
   };
 
-  /** Plans `req`, with the view again after a lost race; `listed` is the view to start from. */
-  const plan = (req: PlanRequest, listed?: Claim[]) =>
-    retryOnConflict(`planning ${req.owner} in ${what}`, async (n) =>
-      planOnce(req, n === 1 && listed ? listed : await view.claims()),
-    );
+  /** Plans `req` alone, with the view again after each lost race. */
+  const plan = (req: PlanRequest) =>
+    retryOnConflict(`planning ${req.owner} in ${what}`, async () => {
+      const claims = await view.claims();
+      return commit(req, decide(req, claims, Date.now()), claims);
+    });
 
   return {
     store,
@@ -279,36 +358,31 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     stack: opts.stack,
     me,
     what,
+    // Requests of other stacks in this process (tests, tools) are planned as their own stack.
     plan: (req) =>
       batched(poolKey, locked, {
-        list: () => view.claims(),
-        run: (claims) => plan(req, claims),
+        request: req,
+        group: `${me.stack}\u0000${me.stackId ?? ""}`,
+        runAll: planAll,
       }),
 
     planAhead: async (requests) => {
       if (requests.length === 0) return;
-      await locked(async () => {
-        // One view for all: the Lease and the in-process lock are held, and `planOnce` keeps it current.
-        let claims = await view.claims();
-        for (const req of requests) {
-          if (
+      const outcomes = await locked(() =>
+        planAll(
+          requests,
+          (req, claims) =>
             leftToItsOwnCheck(
               req,
               claims.some((c) => ownedBy(c, me, req.owner)),
-            )
-          )
-            continue;
-          // One whose earlier hold was taken over: its own check plans it, and says so.
-          if (claims.some((c) => tookFrom(c, me, req.owner))) continue;
-          try {
-            await plan(req, claims);
-          } catch (e) {
-            claims = await view.claims();
-            // Its own check reports why; but an unreachable ledger fails this check too.
-            if ((e as { code?: string }).code === "LEDGER_UNAVAILABLE") throw e;
-          }
-        }
-      });
+            ) ||
+            // One whose earlier hold was taken over: its own check plans it, and says so.
+            claims.some((c) => tookFrom(c, me, req.owner)),
+        ),
+      );
+      // Their own checks report why they failed; but an unreachable ledger fails this check too.
+      const unreachable = outcomes.find((o) => (o.error as { code?: string })?.code === "LEDGER_UNAVAILABLE");
+      if (unreachable) throw unreachable.error;
     },
 
     // No Lease: the Lease orders planning; a claim is a write preconditioned on what was read.

@@ -1,28 +1,34 @@
-import type { Claim } from "./claim-store";
-import type { Plan } from "../ledger";
 import { shared } from "../../core/process-registry";
 
-/** A plan request waiting for its batch. */
-export interface Queued {
-  list: () => Promise<Claim[]>;
-  run: (claims: Claim[]) => Promise<Plan>;
-  resolve: (p: Plan) => void;
+/** What one request of a batch came to: its value, or the error it failed with. */
+export interface Outcome<T> {
+  value?: T;
+  error?: unknown;
+}
+
+/** A request waiting for its batch. */
+interface Queued<R, T> {
+  request: R;
+  /** Requests of one group are run together, by the `runAll` of the first of them. */
+  group: string;
+  runAll: (requests: R[]) => Promise<Outcome<T>[]>;
+  resolve: (value: T) => void;
   reject: (e: unknown) => void;
 }
 
 /**
- * Plans requests of one pool that arrive while another is being planned in one batch: one list
- * from the API server per batch, under the Lease and this process's lock, kept current with the
- * batch's own writes (the lock keeps other planners out; a write that still loses a race — a 409 —
- * lists again). A deployment's checks arrive together, so this saves a list per address.
+ * Runs requests of one pool that arrive while another batch is being run as one batch, in arrival
+ * order, under the Lease and this process's lock: `runAll` plans the requests of one `group` (one
+ * stack) together (one view of the pool, their writes at once). A deployment's checks arrive
+ * together, so they share one Lease hold.
  */
-export function batched(
+export function batched<R, T>(
   key: string,
-  locked: <T>(fn: () => Promise<T>) => Promise<T>,
-  item: Omit<Queued, "resolve" | "reject">,
-): Promise<Plan> {
-  const q = shared("kube-plan-queue", key, () => ({ pending: [] as Queued[], draining: false }));
-  return new Promise<Plan>((resolve, reject) => {
+  locked: <X>(fn: () => Promise<X>) => Promise<X>,
+  item: Omit<Queued<R, T>, "resolve" | "reject">,
+): Promise<T> {
+  const q = shared("kube-plan-queue", key, () => ({ pending: [] as Queued<R, T>[], draining: false }));
+  return new Promise<T>((resolve, reject) => {
     q.pending.push({ ...item, resolve, reject });
     if (q.draining) return;
     q.draining = true;
@@ -32,17 +38,18 @@ export function batched(
         if (q.pending.length === 0) return void (q.draining = false);
         const batch = q.pending.splice(0);
         await locked(async () => {
-          let claims: Claim[] | undefined;
-          for (const queued of batch) {
-            try {
-              claims ??= await queued.list();
-              queued.resolve(await queued.run(claims));
-            } catch (e) {
-              queued.reject(e);
-              claims = undefined; // list again: the failure may have left the list stale
-            }
+          for (const group of new Set(batch.map((b) => b.group))) {
+            const members = batch.filter((b) => b.group === group);
+            const failed = (e: unknown): Outcome<T>[] => members.map(() => ({ error: e }));
+            const outcomes = await members[0]!.runAll(members.map((b) => b.request)).catch(failed);
+            members.forEach((b, i) => {
+              const o = outcomes[i];
+              if (!o) b.reject(new Error("no outcome for a batched request"));
+              else if (o.error !== undefined) b.reject(o.error);
+              else b.resolve(o.value as T);
+            });
           }
-        }).catch((e: unknown) => batch.forEach((queued) => queued.reject(e)));
+        }).catch((e: unknown) => batch.forEach((b) => b.reject(e)));
       }
     })();
   });

@@ -4,9 +4,10 @@
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { kubeClients, type KubeClients } from "../../../src/kube/kube-config";
 import { kubeLedger, type KubeLedgerOptions } from "../../../src/ledger/kubernetes/kube-ledger";
+import { claimView } from "../../../src/ledger/kubernetes/claim-view";
 import { poolChooser, resolvePool } from "../../../src/resources/pool/pool-spec";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 import { LedgerWorker } from "../../support/ledger-worker";
@@ -80,6 +81,44 @@ describe("kubeLedger", () => {
     expect((await l.store.read("10.1.0.2"))?.owner).toBe(req.owner);
     await l.release("x", req.owner);
     expect(await l.store.read("10.1.0.2")).toBeUndefined();
+  });
+
+  it("plans of two stacks arriving together in one process are each their own stack's", async () => {
+    const pool = uniqueName("p");
+    const c = choose("10.1.0.0/26");
+    const plans = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => {
+        const stack = i % 2 === 0 ? "o/p/even" : "o/p/odd";
+        return ledger(stack, pool)
+          .plan({ pool: "x", owner: urn(`h${i}`), choose: c })
+          .then((p) => ({ stack, ip: p.ips[0]! }));
+      }),
+    );
+    expect(new Set(plans.map((p) => p.ip)).size).toBe(20);
+    const claims = new Map((await ledger("o/p/x", pool).store.list()).map((cl) => [cl.ip, cl.stack]));
+    expect(plans.map((p) => claims.get(p.ip))).toEqual(plans.map((p) => p.stack));
+  });
+
+  it("a view behind the API server (fault-injected: a claim dropped from it) loses the race and plans the next address", async () => {
+    const pool = uniqueName("p");
+    const a = ledger("o/p/a", pool);
+    const req = { pool: "x", owner: urn("a"), choose: choose("10.1.0.0/29") };
+    expect((await a.plan(req)).ips).toEqual(["10.1.0.2"]);
+    // Another stack's claim of .3 that this process's view has not seen.
+    const fields = { state: "claim" as const, stack: "o/p/other", owner: urn("z"), seq: 9, expires: 0 };
+    await a.store.create("10.1.0.3", fields);
+    const view = claimView(a.store);
+    // After the watch delivered it (so nothing re-adds it), the view forgets it: a missed event.
+    await vi.waitFor(() => expect(view.known("10.1.0.3")).toBeDefined());
+    view.record("10.1.0.3", undefined);
+    const b = await ledger("o/p/b", pool).plan({ ...req, owner: urn("b") });
+    expect(b.ips).toEqual(["10.1.0.4"]);
+    expect(await a.store.read("10.1.0.3")).toMatchObject({
+      stack: "o/p/other",
+      owner: urn("z"),
+      state: "claim",
+    });
+    expect((await a.store.read("10.1.0.4"))?.stack).toBe("o/p/b");
   });
 
   it("refuses a requested address another stack holds, naming that stack", async () => {
