@@ -2,18 +2,25 @@ import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "i
 import type { KubeClients } from "../../kube/kube-config";
 import { shared } from "../../core/process-registry";
 
-/** Starts a watch that calls `onChange` at every event and `onEnd` when it stops. */
-type ChangeWatcher = (onChange: () => void, onEnd: () => void) => Promise<AbortController>;
+/** Starts a watch that calls `onEvent` at every event and `onEnd` when it stops. */
+type ChangeWatcher = (
+  onEvent: (phase: string, lease: k8s.V1Lease) => void,
+  onEnd: () => void,
+) => Promise<AbortController>;
 
 /**
- * Tells a process waiting for a Lease when the Lease changes (released, taken, marked), so a waiter
- * tries again at once instead of after its retry period: one watch of that one Lease per process,
- * open while someone waits and `idleMs` after. It only ever shortens a wait: a watch that cannot
- * start, breaks or misses a change leaves the waiter to its timeout, as without it.
+ * Tells a process waiting for a Lease when the Lease changes (released, taken, marked), and how it
+ * looks now, so a waiter tries again at once, without reading it, instead of after its retry
+ * period: one watch of that one Lease per process, open while someone waits and `idleMs` after. It
+ * only ever shortens a wait: a watch that cannot start, breaks or misses a change leaves the waiter
+ * to its timeout, as without it; a Lease it shows that is already out of date makes the waiter's
+ * write fail (it carries the resourceVersion shown), and the waiter reads it.
  */
 export class LeaseChanges {
   /** Incremented at every change seen. */
   private changes = 0;
+  /** The Lease as the newest change showed it, and that change's number. */
+  private latest: { lease: k8s.V1Lease; change: number } | undefined;
   private readonly waiters = new Set<() => void>();
   private watch: Promise<AbortController | undefined> | undefined;
   private idle: NodeJS.Timeout | undefined;
@@ -44,8 +51,15 @@ export class LeaseChanges {
     });
   }
 
-  private changed(): void {
+  /** The Lease as a change after `since` showed it, if there was one (else it must be read). */
+  shownSince(since: number): k8s.V1Lease | undefined {
+    return this.latest && this.latest.change > since ? this.latest.lease : undefined;
+  }
+
+  private changed(phase: string, lease: k8s.V1Lease): void {
     this.changes++;
+    const shown = phase === "ADDED" || phase === "MODIFIED";
+    this.latest = shown ? { lease, change: this.changes } : undefined;
     for (const wake of [...this.waiters]) wake();
   }
 
@@ -55,7 +69,7 @@ export class LeaseChanges {
     this.idle.unref();
     if (this.watch) return;
     const started: Promise<AbortController | undefined> = this.watcher(
-      () => this.changed(),
+      (phase, lease) => this.changed(phase, lease),
       () => {
         if (this.watch === started) this.watch = undefined;
       },
@@ -69,6 +83,7 @@ export class LeaseChanges {
   private stop(): void {
     const watch = this.watch;
     this.watch = undefined;
+    this.latest = undefined;
     void watch?.then((c) => c?.abort());
   }
 }
@@ -78,10 +93,10 @@ export function leaseChanges(clients: KubeClients, namespace: string, name: stri
   const key = `${clients.server}\u0000${namespace}\u0000${name}`;
   return shared("lease-changes", key, () => {
     const path = `/apis/coordination.k8s.io/v1/namespaces/${namespace}/leases`;
-    return new LeaseChanges((onChange, onEnd) => {
+    return new LeaseChanges((onEvent, onEnd) => {
       const { Watch } = require("@kubernetes/client-node") as typeof k8s;
       const query = { fieldSelector: `metadata.name=${name}` };
-      return new Watch(clients.config).watch(path, query, onChange, onEnd);
+      return new Watch(clients.config).watch(path, query, onEvent, onEnd);
     });
   });
 }

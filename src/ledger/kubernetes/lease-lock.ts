@@ -57,6 +57,8 @@ class LeaseState {
   /** The other holder's resourceVersion and when this process first saw it (client-go's observedTime). */
   observed?: { version: string; at: number };
   renewTimer?: NodeJS.Timeout;
+  /** The Lease as this process last wrote it while holding it (its release needs no read). */
+  written?: k8s.V1Lease;
   /** Lease writes of this process, one at a time. */
   private chain: Promise<unknown> = Promise.resolve();
 
@@ -145,7 +147,8 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
     };
   };
 
-  const confirmed = (start: number) => {
+  const confirmed = (start: number, written?: k8s.V1Lease) => {
+    s.written = written;
     if (!s.held) {
       s.held = true;
       s.generation++;
@@ -158,6 +161,7 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
     s.observed = undefined;
   };
   const lost = () => {
+    s.written = undefined;
     s.held = false;
     s.generation++;
     s.refs = 0;
@@ -174,7 +178,8 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       return false;
     }
     const spec = { ...lease.spec, renewTime: microTime(Date.now()) };
-    if (await write(lease, spec)) confirmed(start);
+    const written = await write(lease, spec);
+    if (written) confirmed(start, written);
     else if (now() - s.confirmedAt >= config.lockDuration) lost();
     return s.held;
   };
@@ -182,6 +187,8 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
   /** Takes the Lease, waiting for its holder to release it or for its duration to pass. */
   const take = async (deadline: number, signal?: AbortSignal): Promise<void> => {
     let deferred = false;
+    /** The change mark before the last wait: a change after it woke us, and shows the Lease. */
+    let waited: number | undefined;
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted();
       // Held by this process: count on it only while its last confirmation is fresh (a process
@@ -189,16 +196,19 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       if (s.held && (now() - s.confirmedAt < config.lockDuration / 3 || (await renew()))) return;
       if (attempt > 0 && now() >= deadline) throw timeout(config, (await read())?.spec ?? {});
       const start = now();
+      // Woken by a change (the holder's release): the Lease as the watch showed it, else as read.
+      const shown = waited === undefined ? undefined : changes.shownSince(waited);
+      waited = undefined;
       const since = changes.mark();
-      const lease = await read();
+      const lease = shown ?? (await read());
       const seen = now();
       if (lease === undefined) {
         const body = { metadata: { ...ref }, spec: ours() };
         const created = await api.createNamespacedLease({ namespace: config.namespace, body }).then(
-          () => true,
-          (err: unknown) => (isAlreadyExists(err) ? false : fail("creating")(err)),
+          (l) => l,
+          (err: unknown) => (isAlreadyExists(err) ? undefined : fail("creating")(err)),
         );
-        if (created) return confirmed(start);
+        if (created) return confirmed(start, created);
         continue;
       }
       const spec = lease.spec ?? {};
@@ -212,15 +222,18 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
         if (otherWaits && !deferred) {
           deferred = true;
           await changes.next(since, 2 * retryPeriod);
+          waited = since;
           continue;
         }
-        if (await write(lease, ours(spec), "clear")) return confirmed(start);
+        const taken = await write(lease, ours(spec), "clear");
+        if (taken) return confirmed(start, taken);
         continue;
       }
       if (s.observed?.version !== version) s.observed = { version, at: seen };
       const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
       if (now() - s.observed.at >= duration) {
-        if (await write(lease, ours(spec), "clear")) return confirmed(start);
+        const taken = await write(lease, ours(spec), "clear");
+        if (taken) return confirmed(start, taken);
         continue;
       }
       if (!otherWaits && (waiter?.who !== identity || Date.now() - waiter.at > config.lockDuration / 2)) {
@@ -232,6 +245,7 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       const wait = Math.min(deadline - now(), retryPeriod * (0.5 + Math.random()));
       // Woken by the Lease's next change (its release), or after the retry period.
       await changes.next(since, Math.max(1, wait));
+      waited = since;
     }
   };
 
@@ -265,12 +279,16 @@ export function leaseLocker(opts: LeaseLockOptions, holder = "an operation"): Lo
       if (s.refs > 0) return;
       await s.serial(async () => {
         if (s.refs > 0 || !s.held || mine !== s.generation) return;
+        const written = s.written;
         lost();
-        const lease = await read().catch(() => undefined);
-        if (lease?.spec?.holderIdentity !== identity) return;
-        // Clear the holder so the next contender takes it at once; a 409 means it moved on anyway.
-        const spec = { ...lease.spec, holderIdentity: undefined, renewTime: microTime(Date.now()) };
-        await write(lease, spec as k8s.V1LeaseSpec).catch(() => undefined);
+        // Clear the holder so the next contender takes it at once: over the Lease as this process
+        // last wrote it, else (changed since: a waiter's mark) as read; a 409 then means it moved on.
+        const clear = async (lease: k8s.V1Lease | undefined) => {
+          if (lease?.spec?.holderIdentity !== identity) return true;
+          const spec = { ...lease.spec, holderIdentity: undefined, renewTime: microTime(Date.now()) };
+          return (await write(lease, spec as k8s.V1LeaseSpec).catch(() => true)) !== undefined;
+        };
+        if (!written || !(await clear(written))) await clear(await read().catch(() => undefined));
       });
     },
   };

@@ -50,18 +50,18 @@ export function sweepQueueDirs(tmp = os.tmpdir()): void {
   for (const entry of entries) {
     const pid = Number(/^pulumi-egress-ipam-queue-(\d+)-/.exec(entry)?.[1]);
     if (!Number.isInteger(pid) || pid === process.pid || isRunning(pid)) continue;
-    fs.rmSync(path.join(tmp, entry), { recursive: true, force: true, maxRetries: 0 });
+    try {
+      fs.rmSync(path.join(tmp, entry), { recursive: true, force: true });
+    } catch {
+      // Another user's, or being removed by another program: not ours to insist on.
+    }
   }
 }
 
 /** This program process's queue directory, made (and stale ones swept) on first use. */
 function queueDir(): { dir: string; next: number } {
   return shared("pool-queue-dir", String(process.pid), () => {
-    try {
-      sweepQueueDirs();
-    } catch {
-      // Sweeping is housekeeping: a directory it cannot remove is another user's or in use.
-    }
+    sweepQueueDirs();
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${dirPrefix}${process.pid}-`));
     process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
     return { dir, next: 0 };
