@@ -3,6 +3,7 @@ import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import { IpamError } from "../core/ipam-error";
 import { retryingThrottled } from "./throttle-retry";
+import { reuseConnections } from "./reused-connections";
 import { shared } from "../core/process-registry";
 
 // @kubernetes/client-node is an ES module (require() of it works from Node 22.12 on) and takes a
@@ -84,6 +85,7 @@ export function kubeClients(context?: string): KubeClients {
   return shared("kube-clients", `${process.env.KUBECONFIG ?? ""}\u0000${context ?? ""}`, () => {
     const k = lib();
     const config = loadKubeConfig(context);
+    reuseConnections(config);
     return {
       config,
       // Every call retries the API server's 429 (throttled, or CRD storage still initializing).
