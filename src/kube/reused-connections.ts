@@ -14,8 +14,9 @@ const keep = 4;
  * Makes every API call through `config` share one pool of keep-alive connections per TLS identity.
  *
  * @kubernetes/client-node 2.x builds a new undici Agent for every request: a TCP connection and a
- * TLS handshake each (client certificate included), on both sides, and the connection is left open
- * until it idles out. On a busy API server that handshake costs more CPU than the request. Here the
+ * TLS handshake each, paid on both sides, and the connection is left open until it idles out. On a
+ * busy API server the handshake costs more CPU than the request (on the test cluster, ConfigMap
+ * creates went from about 200 to about 600 per second with connections reused). Here the
  * agent is built once per set of TLS options (the server, proxy, CA, client certificate and key the
  * library derives for the request, so a certificate that changes on disk or from an exec plugin gets
  * connections of its own) and reused. A library without the method is left as it is.
