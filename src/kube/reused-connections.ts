@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 
 /** What @kubernetes/client-node's request context carries as its HTTP dispatcher (an undici one). */
@@ -27,15 +26,11 @@ export function reuseConnections(config: k8s.KubeConfig): void {
   if (typeof make !== "function") return;
   const made = new Map<string, Dispatcher | undefined>();
   self.createDispatcher = (cluster, options) => {
-    const key = createHash("sha256")
-      .update(
-        JSON.stringify([
-          cluster?.server,
-          cluster?.proxyUrl,
-          config.createDispatcherOptions(cluster, options as never),
-        ]),
-      )
-      .digest("hex");
+    const key = JSON.stringify([
+      cluster?.server,
+      cluster?.proxyUrl,
+      config.createDispatcherOptions(cluster, options as never),
+    ]);
     if (made.has(key)) return made.get(key);
     const dispatcher = make.call(config, cluster, options);
     made.set(key, dispatcher);
