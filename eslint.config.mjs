@@ -17,17 +17,21 @@ const nodeGlobals = Object.fromEntries(
   ].map((name) => [name, "readonly"]),
 );
 
-const srcDir = path.join(import.meta.dirname, "src");
+const sourceDir = path.join(import.meta.dirname, "provider");
 
-/** `layers/downward-only`: an import (or require) in src/ may not name a file of its layer or above. */
+/** `layers/downward-only`: an import (or require) in provider/ may not name a file of its layer or above. */
 const downwardOnly = {
-  meta: { type: "problem", schema: [], docs: { description: "imports in src/ run down the layers only" } },
+  meta: {
+    type: "problem",
+    schema: [],
+    docs: { description: "imports in provider/ run down the layers only" },
+  },
   create(context) {
     const check = (node, source) => {
       if (!source || source.type !== "Literal" || typeof source.value !== "string") return;
       if (!source.value.startsWith(".")) return;
       const target = resolveSpecifier(context.filename, source.value);
-      const why = target && layerProblem(srcDir, context.filename, target);
+      const why = target && layerProblem(sourceDir, context.filename, target);
       if (why) context.report({ node: source, message: `import of "${source.value}": ${why}` });
     };
     return {
@@ -54,7 +58,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ["src/**/*.ts"],
+    files: ["provider/**/*.ts"],
     plugins: { layers: { rules: { "downward-only": downwardOnly } } },
     rules: { "layers/downward-only": "error" },
   },

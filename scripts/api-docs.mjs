@@ -14,7 +14,7 @@ export const pages = [
   { doc: "docs/errors.md", errors: true },
   {
     doc: "docs/resources/ip-pool.md",
-    sources: ["src/resources/ip-pool/ip-pool.ts", "src/resources/pool/ledger-option.ts"],
+    sources: ["provider/resources/ip-pool/ip-pool.ts", "provider/resources/pool/ledger-option.ts"],
     tables: [
       ["inputs", "IpPoolArgs"],
       ["inputs", "IpPoolRange"],
@@ -25,7 +25,7 @@ export const pages = [
   },
   {
     doc: "docs/resources/ip-allocation.md",
-    sources: ["src/resources/ip-allocation/ip-allocation.ts"],
+    sources: ["provider/resources/ip-allocation/ip-allocation.ts"],
     tables: [
       ["inputs", "IpAllocationArgs"],
       ["outputs", "IpAllocation"],
@@ -33,7 +33,7 @@ export const pages = [
   },
   {
     doc: "docs/resources/egress-ip.md",
-    sources: ["src/resources/egress-ip/egress-ip.ts"],
+    sources: ["provider/resources/egress-ip/egress-ip.ts"],
     tables: [
       ["inputs", "EgressIpArgs"],
       ["outputs", "EgressIp"],
@@ -43,7 +43,7 @@ export const pages = [
   },
   {
     doc: "docs/resources/cidr-assignment.md",
-    sources: ["src/resources/cidr-assignment/cidr-assignment.ts"],
+    sources: ["provider/resources/cidr-assignment/cidr-assignment.ts"],
     tables: [
       ["inputs", "CidrAssignmentArgs"],
       ["outputs", "CidrAssignment"],
@@ -120,7 +120,7 @@ function table(kind, name, decl) {
 
 /** The errors page: one row per code of the IpamErrorCode union, from the bullets of its TSDoc. */
 function errorTable() {
-  const file = "src/core/ipam-error.ts";
+  const file = "provider/core/ipam-error.ts";
   const { node, source } = declarations([file]).get("IpamErrorCode");
   const codes = node.type.types.map((t) => t.literal.text);
   const text = ts

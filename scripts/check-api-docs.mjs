@@ -1,10 +1,10 @@
-// Fails when an exported declaration under src/ has no TSDoc comment: the published API is
+// Fails when an exported declaration under provider/ has no TSDoc comment: the published API is
 // documented at its source (STYLE: TSDoc on every export saying what it does and when it throws).
 import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 
-const root = path.resolve(import.meta.dirname, "..", "src");
+const root = path.resolve(import.meta.dirname, "..", "provider");
 const files = fs
   .readdirSync(root, { recursive: true })
   .filter((f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))
@@ -31,4 +31,4 @@ if (missing.length > 0) {
   console.error(`exported declarations without TSDoc (${missing.length}):\n  ${missing.join("\n  ")}`);
   process.exit(1);
 }
-console.log(`api docs: every export of ${files.length} files under src/ has TSDoc`);
+console.log(`api docs: every export of ${files.length} files under provider/ has TSDoc`);

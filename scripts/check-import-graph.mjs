@@ -1,24 +1,26 @@
-// Fails when src/ has an import cycle, between files or between top folders, or an import that
+// Fails when provider/ has an import cycle, between files or between top folders, or an import that
 // runs up a layer (the lint rule says the same per file; this covers files eslint does not see).
-// Usage: node scripts/check-import-graph.mjs [srcDir]
+// Usage: node scripts/check-import-graph.mjs [sourceDir]
 import path from "node:path";
 import { cycles, folderGraph, importGraph, layerProblem } from "./import-graph.mjs";
 
-const srcDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "..", "src"));
-const graph = importGraph(srcDir);
+const sourceDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "..", "provider"));
+const graph = importGraph(sourceDir);
 const rel = (f) => path.relative(process.cwd(), f);
 const problems = [];
 for (const c of cycles(graph)) problems.push(`import cycle between files: ${c.map(rel).join(" ↔ ")}`);
-for (const c of cycles(folderGraph(srcDir, graph)))
+for (const c of cycles(folderGraph(sourceDir, graph)))
   problems.push(`import cycle between folders: ${c.join(" ↔ ")}`);
 for (const [from, deps] of graph) {
   for (const to of deps) {
-    const why = layerProblem(srcDir, from, to);
+    const why = layerProblem(sourceDir, from, to);
     if (why) problems.push(`${rel(from)} imports ${rel(to)}: ${why}`);
   }
 }
 if (problems.length > 0) {
-  console.error(`import graph of ${rel(srcDir)}: ${problems.length} problem(s)\n  ${problems.join("\n  ")}`);
+  console.error(
+    `import graph of ${rel(sourceDir)}: ${problems.length} problem(s)\n  ${problems.join("\n  ")}`,
+  );
   process.exit(1);
 }
 const edges = [...graph.values()].reduce((n, d) => n + d.length, 0);

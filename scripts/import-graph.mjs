@@ -4,7 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 
 /**
- * The layers of src/, lowest first: a file may import its own top folder and any folder of a lower
+ * The layers of provider/, lowest first: a file may import its own top folder and any folder of a lower
  * layer, never one of its own layer or above. `shims` stays low because it loads the runtime by
  * package name at run time (a require of `pulumi-egress-ipam/runtime`, never a relative import).
  */
@@ -21,9 +21,9 @@ export const layers = [
 
 const rankOf = new Map(layers.flatMap((names, rank) => names.map((n) => [n, rank])));
 
-/** The top folder (or root file) of a path inside `srcDir`, or undefined outside it. */
-export function topOf(srcDir, file) {
-  const rel = path.relative(srcDir, file);
+/** The top folder (or root file) of a path inside `sourceDir`, or undefined outside it. */
+export function topOf(sourceDir, file) {
+  const rel = path.relative(sourceDir, file);
   if (rel.startsWith("..") || path.isAbsolute(rel)) return undefined;
   return rel.split(path.sep)[0];
 }
@@ -31,17 +31,19 @@ export function topOf(srcDir, file) {
 /**
  * Why `from` (a file) may not import `to` (a resolved file), or "" when it may. Both are absolute.
  */
-export function layerProblem(srcDir, from, to) {
-  const a = topOf(srcDir, from);
-  const b = topOf(srcDir, to);
+export function layerProblem(sourceDir, from, to) {
+  const a = topOf(sourceDir, from);
+  const b = topOf(sourceDir, to);
   if (a === undefined || b === undefined || a === b) return "";
   const ra = rankOf.get(a);
   const rb = rankOf.get(b);
-  if (ra === undefined) return `src/${a} is in no layer: add it to the layers in scripts/import-graph.mjs`;
-  if (rb === undefined) return `src/${b} is in no layer: add it to the layers in scripts/import-graph.mjs`;
+  if (ra === undefined)
+    return `provider/${a} is in no layer: add it to the layers in scripts/import-graph.mjs`;
+  if (rb === undefined)
+    return `provider/${b} is in no layer: add it to the layers in scripts/import-graph.mjs`;
   if (rb < ra) return "";
   const where = rb === ra ? "the same layer as" : "a layer above";
-  return `src/${b} is ${where} src/${a}; imports run downward only (${layers.map((l) => l.join(" ")).join(" < ")})`;
+  return `provider/${b} is ${where} provider/${a}; imports run downward only (${layers.map((l) => l.join(" ")).join(" < ")})`;
 }
 
 const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)(["'])(\.{1,2}\/[^"']*)\1/gm;
@@ -109,13 +111,13 @@ export function cycles(graph) {
 }
 
 /** The graph of top folders: an edge for every import between files of two different ones. */
-export function folderGraph(srcDir, graph) {
+export function folderGraph(sourceDir, graph) {
   const folders = new Map();
   for (const [from, deps] of graph) {
-    const a = topOf(srcDir, from);
+    const a = topOf(sourceDir, from);
     if (!folders.has(a)) folders.set(a, new Set());
     for (const to of deps) {
-      const b = topOf(srcDir, to);
+      const b = topOf(sourceDir, to);
       if (b !== undefined && b !== a) folders.get(a).add(b);
     }
   }

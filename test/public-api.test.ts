@@ -6,17 +6,17 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import ts from "typescript";
 import { expect, it } from "vitest";
-import { program } from "../src/cli/main";
-import { exitCodes } from "../src/cli/cli-error";
+import { program } from "../provider/cli/main";
+import { exitCodes } from "../provider/cli/cli-error";
 
 const root = path.resolve(__dirname, "..");
 const recordFile = path.join(__dirname, "public-api.json");
-const src = path.join(root, "src");
+const source = path.join(root, "provider");
 const sources = fs
-  .readdirSync(src, { recursive: true })
+  .readdirSync(source, { recursive: true })
   .map(String)
   .filter((f) => f.endsWith(".ts"))
-  .map((f) => path.join(src, f));
+  .map((f) => path.join(source, f));
 
 /** Every item of the public API this test can see, as sorted lines `<kind> <item>`. */
 function publicApi(): string[] {
@@ -40,7 +40,7 @@ function publicApi(): string[] {
       }
     }
   }
-  for (const f of fs.readdirSync(path.join(src, "shims"))) {
+  for (const f of fs.readdirSync(path.join(source, "shims"))) {
     if (f !== "shim.ts") items.push(`shim pulumi-egress-ipam/shims/${f.replace(/\.ts$/, "")}`);
   }
   const manifest = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8"));
@@ -51,7 +51,7 @@ function publicApi(): string[] {
     for (const option of command.options) items.push(`flag ${command.name()} ${option.long}`);
   }
   for (const [name, code] of Object.entries(exitCodes)) items.push(`exit ${name}=${code}`);
-  const errors = fs.readFileSync(path.join(src, "core", "ipam-error.ts"), "utf8");
+  const errors = fs.readFileSync(path.join(source, "core", "ipam-error.ts"), "utf8");
   const union = /export type IpamErrorCode =([^;]*);/.exec(errors)?.[1] ?? "";
   for (const m of union.matchAll(/"([A-Z_]+)"/g)) items.push(`error ${m[1]}`);
   return [...new Set(items)].sort();

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addressFamily, canonicalAddress, canonicalCidr, IpamError } from "../../src/allocator";
+import { addressFamily, canonicalAddress, canonicalCidr, IpamError } from "../../provider/allocator";
 
 describe("canonicalAddress", () => {
   it.each([

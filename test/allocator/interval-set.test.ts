@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { IntervalSet } from "../../src/allocator";
+import { IntervalSet } from "../../provider/allocator";
 
 const list = (s: IntervalSet): Array<[bigint, bigint]> => [...s.intervals()];
 

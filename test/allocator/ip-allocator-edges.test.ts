@@ -8,7 +8,7 @@ import {
   RangeSet,
   type ReadonlyAddressSet,
   type Store,
-} from "../../src/allocator";
+} from "../../provider/allocator";
 
 const subnets = (...s: string[]): RangeInit[] => s.map((subnet) => ({ subnet }));
 const taken = (...ips: string[]): { [ip: string]: string } =>

@@ -9,7 +9,7 @@ import {
   RangeSet,
   type ReadonlyAddressSet,
   type Store,
-} from "../../src/allocator";
+} from "../../provider/allocator";
 
 /**
  * The smallest honest Store: plain maps, and a fresh snapshot (not a live view) from `reserved()`.

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { loadIpamConfig } from "../../src/allocator";
+import { loadIpamConfig } from "../../provider/allocator";
 
 type Json = { [key: string]: unknown };
 const net = (ipam: Json, extra: Json = {}): string =>

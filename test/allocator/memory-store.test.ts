@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore } from "../../src/allocator";
+import { MemoryStore } from "../../provider/allocator";
 
 describe("MemoryStore", () => {
   it("reserves an address once, remembering the last one per range id", async () => {

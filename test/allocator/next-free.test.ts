@@ -8,7 +8,7 @@ import {
   nextFree,
   poolCapacity,
   RangeSet,
-} from "../../src/allocator";
+} from "../../provider/allocator";
 
 const set = (...subnets: string[]): RangeSet => new RangeSet(subnets.map((subnet) => ({ subnet })));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { MemoryStore, NodeAllocator, type NodeAllocatorOptions } from "../../src/allocator";
+import { MemoryStore, NodeAllocator, type NodeAllocatorOptions } from "../../provider/allocator";
 
 describe("NodeAllocator", () => {
   it("hands out the lowest free address after the network address, as a /32", async () => {

@@ -10,7 +10,7 @@ import {
   nextFree,
   type RangeInit,
   RangeSet,
-} from "../../src/allocator";
+} from "../../provider/allocator";
 import { asyncOnly } from "../support/async-only-store";
 
 /** Formats a value with the ip-address package, an implementation independent of ours. */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { Range, RangeSet } from "../../src/allocator";
+import { Range, RangeSet } from "../../provider/allocator";
 
 describe("RangeSet", () => {
   const set = new RangeSet([{ subnet: "192.168.0.0/24" }, new Range({ subnet: "172.16.1.0/24" })]);

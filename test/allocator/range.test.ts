@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { IpamError, Range, type RangeInit } from "../../src/allocator";
+import { IpamError, Range, type RangeInit } from "../../provider/allocator";
 
 function thrown(fn: () => unknown): IpamError {
   try {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { parseAddress } from "../../src/allocator/address";
-import { exclusionSet } from "../../src/allocator/exclusions";
-import { IntervalSet } from "../../src/allocator/interval-set";
-import { mapSubnet, type CellState, type MapLayers, type MapRow } from "../../src/cli/address-map";
+import { parseAddress } from "../../provider/allocator/address";
+import { exclusionSet } from "../../provider/allocator/exclusions";
+import { IntervalSet } from "../../provider/allocator/interval-set";
+import { mapSubnet, type CellState, type MapLayers, type MapRow } from "../../provider/cli/address-map";
 
 interface Spec {
   range: [string, string];

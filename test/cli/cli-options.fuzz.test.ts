@@ -5,7 +5,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, expect, it, vi } from "vitest";
-import { main } from "../../src/cli/main";
+import { main } from "../../provider/cli/main";
 
 // The stack is read through the CLI named by PULUMI_EGRESS_IPAM_CLI: here one that knows no stack.
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "cli-fuzz-"));

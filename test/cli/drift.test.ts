@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { findDrift, type Finding, type StatePlacement } from "../../src/cli/drift";
-import type { Placement } from "../../src/provisioners/egress-ip-provisioner";
+import { findDrift, type Finding, type StatePlacement } from "../../provider/cli/drift";
+import type { Placement } from "../../provider/provisioners/egress-ip-provisioner";
 
 const stack = "org/proj/dev";
 const refreshUp = [`pulumi refresh --stack ${stack}`, `pulumi up --stack ${stack}`];

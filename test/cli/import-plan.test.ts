@@ -1,12 +1,12 @@
 import * as path from "node:path";
 import ts from "typescript";
 import { describe, expect, it } from "vitest";
-import type { ClusterFacts, NodeFacts } from "../../src/cli/import-facts";
-import { importPlan, type ImportOptions } from "../../src/cli/import-plan";
-import { importProgram } from "../../src/cli/import-program";
-import { IpAllocator, MemoryStore, RangeSet } from "../../src/allocator";
-import type { OvnEgressIp } from "../../src/provisioners/kubernetes/egress-view";
-import type { NamespaceFacts } from "../../src/provisioners/kubernetes/namespace-addresses";
+import type { ClusterFacts, NodeFacts } from "../../provider/cli/import-facts";
+import { importPlan, type ImportOptions } from "../../provider/cli/import-plan";
+import { importProgram } from "../../provider/cli/import-program";
+import { IpAllocator, MemoryStore, RangeSet } from "../../provider/allocator";
+import type { OvnEgressIp } from "../../provider/provisioners/kubernetes/egress-view";
+import type { NamespaceFacts } from "../../provider/provisioners/kubernetes/namespace-addresses";
 
 const ipamAnnotation = "egressip-ipam-operator.redhat-cop.io/egressipam";
 const ipsAnnotation = "egressip-ipam-operator.redhat-cop.io/egressips";
@@ -306,7 +306,7 @@ describe("import's plan of a cluster", () => {
 });
 
 describe("import's program", () => {
-  /** Type-checks `program` as a project that depends on this package (mapped to src/). */
+  /** Type-checks `program` as a project that depends on this package (mapped to provider/). */
   function typeErrors(program: string): string[] {
     const root = path.resolve(__dirname, "../..");
     const file = path.join(root, "imported-index.ts");
@@ -321,7 +321,7 @@ describe("import's program", () => {
       esModuleInterop: true,
       skipLibCheck: true,
       baseUrl: root,
-      paths: { "pulumi-egress-ipam": ["src/index.ts"] },
+      paths: { "pulumi-egress-ipam": ["provider/index.ts"] },
     };
     const host = ts.createCompilerHost(options);
     const read = host.getSourceFile;

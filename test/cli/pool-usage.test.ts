@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { poolUsages } from "../../src/cli/pool-usage";
-import type { SnapshotResource, StackSnapshot } from "../../src/cli/stack-snapshot";
+import { poolUsages } from "../../provider/cli/pool-usage";
+import type { SnapshotResource, StackSnapshot } from "../../provider/cli/stack-snapshot";
 
 const POOL = "urn:pulumi:s::p::pulumi-nodejs:dynamic/egress-ipam:IpPool::net";
 const cniConfig = JSON.stringify({

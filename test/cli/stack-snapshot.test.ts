@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { CliError } from "../../src/cli/cli-error";
-import { deploymentAt, parseExport, parseHistory } from "../../src/cli/stack-snapshot";
+import { CliError } from "../../provider/cli/cli-error";
+import { deploymentAt, parseExport, parseHistory } from "../../provider/cli/stack-snapshot";
 
 const history = (versions: number[]) =>
   JSON.stringify(

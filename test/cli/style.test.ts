@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { progressOn } from "../../src/cli/progress";
-import { styleFor } from "../../src/cli/style";
+import { progressOn } from "../../provider/cli/progress";
+import { styleFor } from "../../provider/cli/style";
 
 describe("styleFor", () => {
   it.each<[string, boolean | undefined, Record<string, string>, boolean]>([

@@ -1,7 +1,7 @@
 // Printed commands and terminal text with hostile values from state or a cluster.
 import { execFileSync } from "node:child_process";
 import { describe, expect, it } from "vitest";
-import { shellCommand, shellWord, terminalSafe } from "../../src/core/text";
+import { shellCommand, shellWord, terminalSafe } from "../../provider/core/text";
 
 const hostile = [
   "$(touch /tmp/pwned)",

@@ -27,7 +27,7 @@ import {
   type SdnWorld,
 } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const net = `10.29.${1 + Math.floor(Math.random() * 250)}`;
 const ovnApi = "k8s.ovn.org/v1";
 const sdnApi = "network.openshift.io/v1";

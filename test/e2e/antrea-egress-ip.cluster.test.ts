@@ -4,12 +4,12 @@
 // records the Node Antrea chose; a foreign Egress is never touched and its address never planned.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../src/provisioners/kubernetes/antrea";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const net = `10.33.${1 + Math.floor(Math.random() * 250)}`;
 const group = "crd.antrea.io";
 const version = "v1beta1";

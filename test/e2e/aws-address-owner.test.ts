@@ -15,7 +15,7 @@ import {
   type World,
 } from "../support/moto";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const region = "us-east-1";
 const zone = "us-east-1a";
 const ip = "10.0.1.50";

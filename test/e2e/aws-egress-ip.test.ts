@@ -17,7 +17,7 @@ import {
   type World,
 } from "../support/moto";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 const region = "us-east-1";
 const zones = { "1a": "us-east-1a", "1b": "us-east-1b" } as const;

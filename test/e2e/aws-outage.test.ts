@@ -7,7 +7,7 @@ import { startFaultProxy, type FaultProxy } from "../support/ec2-fault-proxy";
 import { changesOf, Harness } from "../support/harness";
 import { createWorld, ec2Client, motoCredentials, startMoto, type MotoServer } from "../support/moto";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 const region = "us-east-1";
 const zone = "us-east-1a";

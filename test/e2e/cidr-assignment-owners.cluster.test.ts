@@ -8,7 +8,7 @@ import { Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { hostSubnetCidrs, sdnWorld, type SdnWorld } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const assignable = "k8s.ovn.org/egress-assignable";
 const net = `10.24.${1 + Math.floor(Math.random() * 250)}`;
 

@@ -7,7 +7,7 @@
 import { AssignPrivateIpAddressesCommand, type EC2Client } from "@aws-sdk/client-ec2";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ciliumObjectName } from "../../src/provisioners/kubernetes/cilium";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
 import { changesOf, Harness } from "../support/harness";
 import { kube, setNodeReady, testKubeconfig } from "../support/kube";
 import {
@@ -23,7 +23,7 @@ import {
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";
 import { denyWrites } from "../support/write-denial";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const group = "cilium.io";
 const version = "v2";
 const plural = "ciliumegressgatewaypolicies";

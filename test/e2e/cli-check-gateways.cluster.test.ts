@@ -6,14 +6,14 @@
 // is clean again.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../src/provisioners/kubernetes/antrea";
-import { ciliumObjectName } from "../../src/provisioners/kubernetes/cilium";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
 import { runCli } from "../support/cli";
 import { Harness } from "../support/harness";
 import { kube, testKubeconfig, uniqueName } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 interface Finding {
   kind: string;
   ip: string;

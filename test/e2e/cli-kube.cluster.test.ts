@@ -16,7 +16,7 @@ import {
   type SdnWorld,
 } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 interface Finding {
   kind: string;

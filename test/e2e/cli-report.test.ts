@@ -5,7 +5,7 @@ import { runCli } from "../support/cli";
 import { Harness } from "../support/harness";
 import { svgCells } from "../support/svg-cells";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 describe("pulumi-egress-ipam report, on a stack made by the engine", () => {
   const h = Harness.create("cli-report");

@@ -11,7 +11,7 @@ import { Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const net = `10.26.${1 + Math.floor(Math.random() * 250)}`;
 const assignable = "k8s.ovn.org/egress-assignable";
 /**

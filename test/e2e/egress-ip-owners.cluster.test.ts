@@ -14,9 +14,9 @@ import {
   type SdnWorld,
   egressIpObjectIps,
 } from "../support/sdn-world";
-import { managedBy, ovnObjectName } from "../../src/provisioners/kubernetes/ovn";
+import { managedBy, ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const net = `10.25.${1 + Math.floor(Math.random() * 250)}`;
 
 describe("an address the namespace already has from somebody else", () => {

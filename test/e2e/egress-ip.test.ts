@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 describe("EgressIp with the none provisioner", () => {
   const h = Harness.create("egress");

@@ -5,7 +5,7 @@ import { changesOf, Harness } from "../support/harness";
 // destroy, from a project that installed the packed package.
 describe("engine round trip with the Echo probe", () => {
   const h = Harness.create("echo");
-  const { Echo } = h.pkg<typeof import("../../src/testing")>("pulumi-egress-ipam/testing");
+  const { Echo } = h.pkg<typeof import("../../provider/testing")>("pulumi-egress-ipam/testing");
   const program = (value: string) => async () => {
     const echo = new Echo("probe", { value });
     return { value: echo.value, revision: echo.revision };

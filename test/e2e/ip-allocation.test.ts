@@ -3,7 +3,7 @@ import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 describe("IpPool and IpAllocation with the real engine", () => {
   const h = Harness.create("alloc");

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import { afterAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const ipsOf = (outputs: Record<string, { value: unknown }>, names: string[]) =>
   names.map((n) => outputs[n]?.value);
 

@@ -25,7 +25,7 @@ import {
   egressIpObjectIps,
 } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const net = `10.27.${1 + Math.floor(Math.random() * 250)}`;
 const assignable = "k8s.ovn.org/egress-assignable";
 type Kind = "ocp-static" | "ocp-dynamic" | "none" | "ovn";

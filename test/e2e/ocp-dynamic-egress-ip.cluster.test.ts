@@ -15,7 +15,7 @@ import {
 import { kube } from "../support/kube";
 import type * as k8s from "@kubernetes/client-node";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 // A subnet of its own per run: egress addresses anywhere in the cluster count as taken, so a
 // leftover of an interrupted run must not shift this run's plan.
 const net = `10.23.${1 + Math.floor(Math.random() * 250)}`;

@@ -7,7 +7,7 @@ import { changesOf, Harness } from "../support/harness";
 import { testKubeconfig } from "../support/kube";
 import { foreignAdd, hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const nodeKeys = ["n1", "n2", "n3", "n4", "n5", "n6"] as const;
 const nsKeys = ["s1", "s2", "s3", "s4", "s5"] as const;
 

@@ -11,7 +11,7 @@ import {
   type SdnWorld,
 } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 // A subnet of its own per run: egress addresses anywhere in the cluster count as taken, so a
 // leftover of an interrupted run must not shift this run's plan.
 const net = `10.21.${1 + Math.floor(Math.random() * 250)}`;

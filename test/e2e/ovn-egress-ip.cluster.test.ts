@@ -6,7 +6,7 @@ import { changesOf, Harness } from "../support/harness";
 import { kube, setNodeReady, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 // Subnets of their own per run: egress addresses anywhere in the cluster count as taken, so a
 // leftover of an interrupted run must not shift this run's plan.
 const octet = 1 + Math.floor(Math.random() * 120);

@@ -34,12 +34,12 @@ describe("the published package", () => {
     dryRun = (JSON.parse(stdout) as Record<string, DryRun>)["pulumi-egress-ipam"]!;
     const outside = files().filter((f) => !f.startsWith("dist/"));
     expect(outside).toEqual(["CHANGELOG.md", "LICENSE", "README.md", "package.json"]);
-    expect(files().filter((f) => /(^|\/)(test|src|scripts|examples|\.tools|node_modules)\//.test(f))).toEqual(
-      [],
-    );
+    expect(
+      files().filter((f) => /(^|\/)(test|provider|scripts|examples|\.tools|node_modules)\//.test(f)),
+    ).toEqual([]);
     for (const needed of ["dist/index.js", "dist/index.d.ts", "dist/cli/main.js", "dist/runtime/index.js"])
       expect(files()).toContain(needed);
-    for (const shim of fs.readdirSync(path.join(repoRoot, "src", "shims")))
+    for (const shim of fs.readdirSync(path.join(repoRoot, "provider", "shims")))
       expect(files()).toContain(`dist/shims/${shim.replace(/\.ts$/, ".js")}`);
     expect(dryRun.size).toBeLessThan(maxPacked);
     expect(dryRun.unpackedSize).toBeLessThan(maxUnpacked);
@@ -49,7 +49,7 @@ describe("the published package", () => {
     const stale = files()
       .filter((f) => f.startsWith("dist/"))
       .map((f) => f.slice("dist/".length).replace(/\.(js|d\.ts|js\.map)$/, ".ts"))
-      .filter((f) => !fs.existsSync(path.join(repoRoot, "src", f)));
+      .filter((f) => !fs.existsSync(path.join(repoRoot, "provider", f)));
     expect(stale, "stale build output: rm -rf dist && npm run build").toEqual([]);
   });
 });

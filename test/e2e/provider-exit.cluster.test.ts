@@ -6,7 +6,7 @@ import { Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
 import { providerProcessesDuring, providerProcessesIn } from "../support/provider-processes";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 describe("no dynamic-provider process outlives a deployment", () => {
   let ns = "";

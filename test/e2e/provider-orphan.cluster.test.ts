@@ -8,7 +8,7 @@ import { Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
 import { cliProcessesIn, providerProcessesIn } from "../support/provider-processes";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function until(what: string, ok: () => boolean, ms: number): Promise<number> {

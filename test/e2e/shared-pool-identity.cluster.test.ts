@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 describe("who holds an address of a shared pool", () => {
   let ns = "";

@@ -2,12 +2,12 @@
 // kube-apiserver: concurrent `up`s of two stacks fill one /27 without a duplicate, a third stack is
 // refused at preview and succeeds after a destroy, a different definition is refused at preview.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kubeClients } from "../../src/kube/kube-config";
-import { ClaimStore } from "../../src/ledger/kubernetes/claim-store";
+import { kubeClients } from "../../provider/kube/kube-config";
+import { ClaimStore } from "../../provider/ledger/kubernetes/claim-store";
 import { Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
 
-type Pkg = typeof import("../../src/index");
+type Pkg = typeof import("../../provider/index");
 
 describe("a pool shared by stacks through a Kubernetes ledger", () => {
   let ns = "";

@@ -4,9 +4,9 @@
 // callback runs there).
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isIpamError } from "../../src/allocator";
-import { kubeClients } from "../../src/kube/kube-config";
-import { editObject, type KubeObject } from "../../src/kube/object-edit";
+import { isIpamError } from "../../provider/allocator";
+import { kubeClients } from "../../provider/kube/kube-config";
+import { editObject, type KubeObject } from "../../provider/kube/object-edit";
 import { createHostSubnet, deleteClusterObjects, kube, testKubeconfig, uniqueName } from "../support/kube";
 
 const net = "network.openshift.io/v1";

@@ -4,8 +4,8 @@
 import * as k8s from "@kubernetes/client-node";
 import { channel } from "node:diagnostics_channel";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { kubeClients } from "../../src/kube/kube-config";
-import { reuseConnections } from "../../src/kube/reused-connections";
+import { kubeClients } from "../../provider/kube/kube-config";
+import { reuseConnections } from "../../provider/kube/reused-connections";
 import { freshNamespace, testKubeconfig, uniqueName } from "../support/kube";
 
 describe("connections to the API server", () => {

@@ -2,7 +2,7 @@
 // cluster cannot be made to throttle on demand (it did once, "storage is (re)initializing", right
 // after its CRDs were installed; that is what this guards).
 import { describe, expect, it } from "vitest";
-import { retryingThrottled, type ThrottleRetryPolicy } from "../../src/kube/throttle-retry";
+import { retryingThrottled, type ThrottleRetryPolicy } from "../../provider/kube/throttle-retry";
 
 const throttled = (retryAfter?: string) =>
   Object.assign(new Error("HTTP-Code: 429 Message: storage is (re)initializing"), {

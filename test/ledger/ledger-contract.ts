@@ -1,10 +1,10 @@
 // One table of behaviours every Ledger keeps, run against the stack ledger (stack-ledger.contract
 // .test.ts) and the Kubernetes ledger on the real kube-apiserver (kube-ledger.contract.cluster
-// .test.ts): the planning rules both are built on (src/ledger/planner.ts) and what they add.
+// .test.ts): the planning rules both are built on (provider/ledger/planner.ts) and what they add.
 import { describe, expect, it } from "vitest";
-import { isIpamError } from "../../src/allocator";
-import type { Chooser, Ledger, PlanRequest } from "../../src/ledger/ledger";
-import { poolChooser, resolvePool } from "../../src/resources/pool/pool-spec";
+import { isIpamError } from "../../provider/allocator";
+import type { Chooser, Ledger, PlanRequest } from "../../provider/ledger/ledger";
+import { poolChooser, resolvePool } from "../../provider/resources/pool/pool-spec";
 
 /** A fresh, empty pool of a ledger: what each case of the contract starts from. */
 export interface ContractPool {

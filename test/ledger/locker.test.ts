@@ -1,6 +1,6 @@
 import { describe, expect, it, vi } from "vitest";
-import { isIpamError } from "../../src/allocator";
-import { inProcessLocker, withLock, type LockConfig } from "../../src/ledger/locker";
+import { isIpamError } from "../../provider/allocator";
+import { inProcessLocker, withLock, type LockConfig } from "../../provider/ledger/locker";
 
 let n = 0;
 const config = (over: Partial<LockConfig> = {}): LockConfig => ({
@@ -119,7 +119,7 @@ describe("in-process locker", () => {
   it("shares one lock across separately loaded copies of the module", async () => {
     const c = config({ lockAcquireTimeout: 30 });
     vi.resetModules();
-    const copy = await import("../../src/ledger/locker");
+    const copy = await import("../../provider/ledger/locker");
     expect(copy.inProcessLocker).not.toBe(inProcessLocker);
     const a = inProcessLocker(c, "a");
     await a.acquire();

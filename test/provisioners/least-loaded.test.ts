@@ -1,6 +1,6 @@
 // The host-choice rule shared by the AWS and Kubernetes provisioners.
 import { describe, expect, it } from "vitest";
-import { leastLoaded } from "../../src/provisioners/least-loaded";
+import { leastLoaded } from "../../provider/provisioners/least-loaded";
 
 const hosts = (loads: Record<string, number>) =>
   Object.entries(loads).map(([name, load]) => ({ name, load }));

@@ -1,8 +1,8 @@
 // The one classification of provisioner errors: which failures are "no usable answer" (refresh and
 // check must fail) and which are the platform's answer (drift).
 import { describe, expect, it } from "vitest";
-import { kubeFailure } from "../../src/kube/kube-errors";
-import { noUsableAnswer } from "../../src/provisioners/no-usable-answer";
+import { kubeFailure } from "../../provider/kube/kube-errors";
+import { noUsableAnswer } from "../../provider/provisioners/no-usable-answer";
 
 /** An error shaped as the AWS SDK throws it. */
 const ec2 = (code: string, status?: number) =>

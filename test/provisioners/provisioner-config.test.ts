@@ -1,6 +1,6 @@
 // The aws endpoint is stored in state and printed in fix commands: it must be a whole, plain URL.
 import { describe, expect, it } from "vitest";
-import { provisionerConfigProblems } from "../../src/provisioners/provisioner-config";
+import { provisionerConfigProblems } from "../../provider/provisioners/provisioner-config";
 
 const problems = (endpoint: unknown) =>
   provisionerConfigProblems({ kind: "aws", region: "us-east-1", endpoint }).map((p) => p.property);

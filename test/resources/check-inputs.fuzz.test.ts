@@ -7,14 +7,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import type { ProviderImpl } from "../../src/resources/provider-props";
-import { ipPoolProvider } from "../../src/resources/ip-pool/ip-pool-provider";
-import { ipAllocationProvider } from "../../src/resources/ip-allocation/ip-allocation-provider";
-import { egressIpAssignmentProvider } from "../../src/resources/egress-ip/egress-ip-assignment-provider";
-import { cidrAssignmentProvider } from "../../src/resources/cidr-assignment/cidr-assignment-provider";
+import type { ProviderImpl } from "../../provider/resources/provider-props";
+import { ipPoolProvider } from "../../provider/resources/ip-pool/ip-pool-provider";
+import { ipAllocationProvider } from "../../provider/resources/ip-allocation/ip-allocation-provider";
+import { egressIpAssignmentProvider } from "../../provider/resources/egress-ip/egress-ip-assignment-provider";
+import { cidrAssignmentProvider } from "../../provider/resources/cidr-assignment/cidr-assignment-provider";
 
 // The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
-vi.mock("../../src/ledger/stack/stack-identity", () => ({
+vi.mock("../../provider/ledger/stack/stack-identity", () => ({
   stackIdentity: async (stack: string) => `id-of-${stack}`,
 }));
 // The stack ledger reads the stack through the CLI named by PULUMI_EGRESS_IPAM_CLI: an empty stack.

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { callsSettled, counted, engineAddress, watchEngine } from "../../src/runtime/engine-watch";
-import type { ProviderImpl } from "../../src/resources/provider-props";
+import { callsSettled, counted, engineAddress, watchEngine } from "../../provider/runtime/engine-watch";
+import type { ProviderImpl } from "../../provider/resources/provider-props";
 
 // A stand-in for the engine: a TCP server in a process of its own (so it can die as the CLI does)
 // that closes every connection after `idleMs`, as a gRPC server closes one that sends no preface.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import type { ProviderImpl } from "../../src/resources/provider-props";
-import { terminalSafeProvider } from "../../src/runtime/terminal-safe-provider";
+import type { ProviderImpl } from "../../provider/resources/provider-props";
+import { terminalSafeProvider } from "../../provider/runtime/terminal-safe-provider";
 
 const hostile = "NetNamespace lists 10.0.0.1 (recorded for evil\u001b[2K\rok\nnext line\u2028)";
 const escaped = "NetNamespace lists 10.0.0.1 (recorded for evil\\x1b[2K\\x0dok\\x0anext line\\u2028)";

@@ -12,7 +12,7 @@ const script = path.join(root, "scripts", "api-docs.mjs");
 /** A copy of what the docs are made from, with `edit` applied; returns the check's outcome. */
 function checkAfter(edit: (dir: string) => void) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "api-docs-"));
-  for (const f of ["README.md", "CHANGELOG.md", ".prettierrc.json", "docs", "src"]) {
+  for (const f of ["README.md", "CHANGELOG.md", ".prettierrc.json", "docs", "provider"]) {
     fs.cpSync(path.join(root, f), path.join(dir, f), { recursive: true });
   }
   fs.symlinkSync(path.join(root, "examples"), path.join(dir, "examples")); // links of the README
@@ -43,7 +43,7 @@ describe("api-docs --check", () => {
       (d: string) =>
         replaceIn(
           d,
-          "src/resources/ip-allocation/ip-allocation.ts",
+          "provider/resources/ip-allocation/ip-allocation.ts",
           "/** The pool to allocate from. Changing it replaces the allocation. */",
           "/** Changed. */",
         ),
@@ -54,7 +54,7 @@ describe("api-docs --check", () => {
       (d: string) =>
         replaceIn(
           d,
-          "src/resources/cidr-assignment/cidr-assignment.ts",
+          "provider/resources/cidr-assignment/cidr-assignment.ts",
           "  pool: IpPool;",
           "  pool: IpPool;\n  extra?: string;",
         ),
@@ -73,7 +73,7 @@ describe("api-docs --check", () => {
     [
       "an error code without a bullet",
       (d: string) =>
-        replaceIn(d, "src/core/ipam-error.ts", ' | "CONFLICT";', ' | "CONFLICT"\n  | "NEW_CODE";'),
+        replaceIn(d, "provider/core/ipam-error.ts", ' | "CONFLICT";', ' | "CONFLICT"\n  | "NEW_CODE";'),
       /the code NEW_CODE has no bullet/,
     ],
   ])("fails on %s", (_, edit, message) => {

@@ -1,5 +1,5 @@
 // The layer rule and the cycle check, each fed a planted violation: they must fail on it, name it,
-// and pass the real src/.
+// and pass the real provider/.
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as os from "node:os";
@@ -10,7 +10,7 @@ import { describe, expect, it } from "vitest";
 const root = path.resolve(__dirname, "..", "..");
 const eslint = new ESLint({ cwd: root });
 
-/** The layer rule's messages for `code` linted as if it were the file `file` of src/. */
+/** The layer rule's messages for `code` linted as if it were the file `file` of provider/. */
 async function layerMessages(file: string, code: string): Promise<string[]> {
   const [result] = await eslint.lintText(code, { filePath: path.join(root, file) });
   return result!.messages.filter((m) => m.ruleId === "layers/downward-only").map((m) => m.message);
@@ -19,29 +19,29 @@ async function layerMessages(file: string, code: string): Promise<string[]> {
 describe("the layer rule (eslint layers/downward-only)", () => {
   it.each([
     [
-      "src/kube/kube-errors.ts",
+      "provider/kube/kube-errors.ts",
       `import { kubeLedger } from "../ledger/kubernetes/kube-ledger";`,
-      "src/ledger is a layer above src/kube",
+      "provider/ledger is a layer above provider/kube",
     ],
     [
-      "src/allocator/range.ts",
+      "provider/allocator/range.ts",
       `import { sleep } from "../core/retry"; import { shared } from "../cli/main";`,
-      "src/cli is a layer above src/allocator",
+      "provider/cli is a layer above provider/allocator",
     ],
     [
-      "src/ledger/locker.ts",
+      "provider/ledger/locker.ts",
       `export { awsProvisioner } from "../provisioners/aws/aws-provisioner";`,
-      "src/provisioners is the same layer as src/ledger",
+      "provider/provisioners is the same layer as provider/ledger",
     ],
     [
-      "src/core/retry.ts",
+      "provider/core/retry.ts",
       `const x = require("../allocator/address");`,
-      "src/allocator is a layer above src/core",
+      "provider/allocator is a layer above provider/core",
     ],
     [
-      "src/resources/ip-pool/ip-pool.ts",
+      "provider/resources/ip-pool/ip-pool.ts",
       `const m = import("../../runtime");`,
-      "src/runtime is a layer above src/resources",
+      "provider/runtime is a layer above provider/resources",
     ],
   ])("refuses in %s: %s", async (file, code, why) => {
     const messages = await layerMessages(file, code);
@@ -51,15 +51,15 @@ describe("the layer rule (eslint layers/downward-only)", () => {
 
   it.each([
     [
-      "src/cli/main.ts",
+      "provider/cli/main.ts",
       `import { IpamError } from "../core/ipam-error"; import { kubeClients } from "../kube/kube-config";`,
     ],
     [
-      "src/ledger/kubernetes/kube-ledger.ts",
+      "provider/ledger/kubernetes/kube-ledger.ts",
       `import type { Ledger } from "../ledger"; import { AddressSet } from "../../allocator";`,
     ],
     [
-      "src/provisioners/aws/hosts.ts",
+      "provider/provisioners/aws/hosts.ts",
       `import { shared } from "../../core/process-registry"; const p = require("pulumi-egress-ipam/runtime");`,
     ],
   ])("allows in %s: %s", async (file, code) => {
@@ -78,7 +78,7 @@ describe("the cycle check (scripts/check-import-graph.mjs)", () => {
       },
     );
 
-  /** A src/ of the given files (path → text) in a temporary folder. */
+  /** A provider/ of the given files (path → text) in a temporary folder. */
   function plant(files: Record<string, string>): string {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "import-graph-"));
     for (const [file, text] of Object.entries(files)) {
@@ -88,7 +88,7 @@ describe("the cycle check (scripts/check-import-graph.mjs)", () => {
     return dir;
   }
 
-  it("passes the real src/", () => {
+  it("passes the real provider/", () => {
     const out = run();
     expect(out.stderr).toBe("");
     expect(out.status).toBe(0);
@@ -115,7 +115,7 @@ describe("the cycle check (scripts/check-import-graph.mjs)", () => {
     expect(out.status).toBe(1);
     expect(out.stderr).toMatch(/import cycle between folders: kube ↔ ledger/);
     expect(out.stderr).toMatch(
-      /kube\/client\.ts imports .*ledger\/retry\.ts: src\/ledger is a layer above src\/kube/,
+      /kube\/client\.ts imports .*ledger\/retry\.ts: provider\/ledger is a layer above provider\/kube/,
     );
   });
 
@@ -126,7 +126,7 @@ describe("the cycle check (scripts/check-import-graph.mjs)", () => {
     });
     const out = run(dir);
     expect(out.status).toBe(1);
-    expect(out.stderr).toMatch(/src\/extras is in no layer/);
+    expect(out.stderr).toMatch(/provider\/extras is in no layer/);
   });
 
   it("is what npm test runs", () => {

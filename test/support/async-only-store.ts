@@ -1,7 +1,7 @@
 // A store seen through its async Store methods only, hiding MemoryStore's synchronous face: the
 // path an I/O-backed store takes. Erasable TypeScript with type-only imports: the benchmarks load
 // it too.
-import type { MemoryStore, Store } from "../../src/allocator";
+import type { MemoryStore, Store } from "../../provider/allocator";
 
 /** `store` through the async methods of the Store interface only. */
 export function asyncOnly(store: MemoryStore): Store {

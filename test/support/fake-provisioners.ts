@@ -1,16 +1,16 @@
 // Fake provisioners for the resource-provider unit tests, put in place of a kind's real one by
 // mocking the provisioner factory module (the package has no registration seam of its own):
 //
-//   vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
+//   vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
 //     (await import("../../support/fake-provisioners")).withFakes(await original()));
 //   fakeProvisioner("ovn", () => fake);
-import type * as factory from "../../src/provisioners/create-provisioner";
-import type { EgressIPProvisioner } from "../../src/provisioners/egress-ip-provisioner";
+import type * as factory from "../../provider/provisioners/create-provisioner";
+import type { EgressIPProvisioner } from "../../provider/provisioners/egress-ip-provisioner";
 import {
   provisionerConfigProblems,
   withoutInstanceSettings,
   type ScopedProvisionerConfig,
-} from "../../src/provisioners/provisioner-config";
+} from "../../provider/provisioners/provisioner-config";
 
 type Make = (config: ScopedProvisionerConfig) => EgressIPProvisioner;
 const fakes = new Map<string, Make>();

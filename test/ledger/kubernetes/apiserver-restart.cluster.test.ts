@@ -7,8 +7,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { kubeClients } from "../../../src/kube/kube-config";
-import { ClaimStore } from "../../../src/ledger/kubernetes/claim-store";
+import { kubeClients } from "../../../provider/kube/kube-config";
+import { ClaimStore } from "../../../provider/ledger/kubernetes/claim-store";
 import { uniqueName } from "../../support/kube";
 import { LedgerWorker } from "../../support/ledger-worker";
 

@@ -5,8 +5,8 @@ import {
   claimName,
   ledgerNameProblem,
   parseDuration,
-} from "../../../src/ledger/kubernetes/claim-names";
-import { resolveLedger } from "../../../src/resources/pool/ledger-option";
+} from "../../../provider/ledger/kubernetes/claim-names";
+import { resolveLedger } from "../../../provider/resources/pool/ledger-option";
 
 // A Kubernetes object name (DNS-1123 subdomain), as the API server validates it.
 const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;

@@ -2,10 +2,10 @@
 // again, and that nothing older overwrites something newer.
 import type * as k8s from "@kubernetes/client-node";
 import { describe, expect, it } from "vitest";
-import { claimName } from "../../../src/ledger/kubernetes/claim-names";
-import { ClaimStore, parseClaim } from "../../../src/ledger/kubernetes/claim-store";
-import { ClaimView } from "../../../src/ledger/kubernetes/claim-view";
-import type { KubeClients } from "../../../src/kube/kube-config";
+import { claimName } from "../../../provider/ledger/kubernetes/claim-names";
+import { ClaimStore, parseClaim } from "../../../provider/ledger/kubernetes/claim-store";
+import { ClaimView } from "../../../provider/ledger/kubernetes/claim-view";
+import type { KubeClients } from "../../../provider/kube/kube-config";
 
 const pool = "egress";
 const object = (ip: string, rv: number, owner = "urn:a"): k8s.V1ConfigMap => ({

@@ -5,10 +5,10 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { kubeClients, type KubeClients } from "../../../src/kube/kube-config";
-import { kubeLedger, type KubeLedgerOptions } from "../../../src/ledger/kubernetes/kube-ledger";
-import { claimView } from "../../../src/ledger/kubernetes/claim-view";
-import { poolChooser, resolvePool } from "../../../src/resources/pool/pool-spec";
+import { kubeClients, type KubeClients } from "../../../provider/kube/kube-config";
+import { kubeLedger, type KubeLedgerOptions } from "../../../provider/ledger/kubernetes/kube-ledger";
+import { claimView } from "../../../provider/ledger/kubernetes/claim-view";
+import { poolChooser, resolvePool } from "../../../provider/resources/pool/pool-spec";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 import { LedgerWorker } from "../../support/ledger-worker";
 

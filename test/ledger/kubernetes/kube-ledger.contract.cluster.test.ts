@@ -1,7 +1,7 @@
 // The Ledger contract (../ledger-contract.ts) against the Kubernetes ledger on the real kube-apiserver.
 import { afterAll, beforeAll } from "vitest";
-import { kubeClients } from "../../../src/kube/kube-config";
-import { kubeLedger } from "../../../src/ledger/kubernetes/kube-ledger";
+import { kubeClients } from "../../../provider/kube/kube-config";
+import { kubeLedger } from "../../../provider/ledger/kubernetes/kube-ledger";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 import { ledgerContract } from "../ledger-contract";
 

@@ -2,9 +2,9 @@
 // duration, a fresh Lease never stolen, timeouts naming the holder, refcounting, and a paused holder
 // that resumes unable to write over the new holder's claims.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { leaseLocker } from "../../../src/ledger/kubernetes/lease-lock";
-import { ClaimStore } from "../../../src/ledger/kubernetes/claim-store";
-import { kubeClients } from "../../../src/kube/kube-config";
+import { leaseLocker } from "../../../provider/ledger/kubernetes/lease-lock";
+import { ClaimStore } from "../../../provider/ledger/kubernetes/claim-store";
+import { kubeClients } from "../../../provider/kube/kube-config";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 import { LedgerWorker } from "../../support/ledger-worker";
 

@@ -2,13 +2,13 @@
 // ID gets the same address from any stack, statics are honoured, the claim goes with its last
 // reference, and a pool without a network or a ledger is a clear check failure.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ipAllocationProvider } from "../../../src/resources/ip-allocation/ip-allocation-provider";
-import { ClaimStore } from "../../../src/ledger/kubernetes/claim-store";
-import { kubeClients } from "../../../src/kube/kube-config";
+import { ipAllocationProvider } from "../../../provider/resources/ip-allocation/ip-allocation-provider";
+import { ClaimStore } from "../../../provider/ledger/kubernetes/claim-store";
+import { kubeClients } from "../../../provider/kube/kube-config";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 
 // The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
-vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+vi.mock("../../../provider/ledger/stack/stack-identity", () => ({
   stackIdentity: async (stack: string) => `id-of-${stack}`,
 }));
 

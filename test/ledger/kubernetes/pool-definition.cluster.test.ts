@@ -3,13 +3,13 @@
 // is an explicit update of a pool that has the stored definition (its check writes nothing), and
 // shrinking under another stack's claim is refused.
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
-import { ipPoolProvider } from "../../../src/resources/ip-pool/ip-pool-provider";
-import { kubeLedger } from "../../../src/ledger/kubernetes/kube-ledger";
-import { poolChooser, resolvePool } from "../../../src/resources/pool/pool-spec";
+import { ipPoolProvider } from "../../../provider/resources/ip-pool/ip-pool-provider";
+import { kubeLedger } from "../../../provider/ledger/kubernetes/kube-ledger";
+import { poolChooser, resolvePool } from "../../../provider/resources/pool/pool-spec";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 
 // These stacks have no checkpoint to find their identity in (the e2e tests cover that).
-vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+vi.mock("../../../provider/ledger/stack/stack-identity", () => ({
   stackIdentity: async (stack: string) => `id-of-${stack}`,
 }));
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { readRecord, recordProps } from "../../../src/ledger/stack/allocation-record";
+import { readRecord, recordProps } from "../../../provider/ledger/stack/allocation-record";
 
 const pool = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool";
 const owner = "urn:pulumi:dev::p::pulumi-nodejs:dynamic/egress-ipam:IpAllocation::web";

@@ -2,8 +2,8 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { isIpamError } from "../../../src/allocator";
-import { checkpointResources, exportStackResources } from "../../../src/ledger/stack/stack-checkpoint";
+import { isIpamError } from "../../../provider/allocator";
+import { checkpointResources, exportStackResources } from "../../../provider/ledger/stack/stack-checkpoint";
 
 const dir = fs.mkdtempSync(path.join(os.tmpdir(), "fake-pulumi-"));
 // A stand-in for the CLI that records its arguments and answers as told.

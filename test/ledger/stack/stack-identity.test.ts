@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { deriveIdentity, storedIdentity } from "../../../src/ledger/stack/stack-identity";
+import { deriveIdentity, storedIdentity } from "../../../provider/ledger/stack/stack-identity";
 
 const exported = (resources: object[]) => ({ version: 3, deployment: { resources } });
 const own = "pulumi-nodejs:dynamic/egress-ipam:IpAllocation";

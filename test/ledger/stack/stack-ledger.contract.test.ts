@@ -1,5 +1,5 @@
 // The Ledger contract (../ledger-contract.ts) against the stack ledger, on fabricated checkpoints.
-import { stackLedger } from "../../../src/ledger/stack/stack-ledger";
+import { stackLedger } from "../../../provider/ledger/stack/stack-ledger";
 import { ledgerContract } from "../ledger-contract";
 
 let n = 0;

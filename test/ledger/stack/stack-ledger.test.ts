@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { isIpamError, nextFree, RangeSet, type AllocationStrategy } from "../../../src/allocator";
-import type { Chooser } from "../../../src/ledger/ledger";
-import { stackLedger } from "../../../src/ledger/stack/stack-ledger";
-import type { CheckpointResource } from "../../../src/ledger/stack/stack-checkpoint";
+import { isIpamError, nextFree, RangeSet, type AllocationStrategy } from "../../../provider/allocator";
+import type { Chooser } from "../../../provider/ledger/ledger";
+import { stackLedger } from "../../../provider/ledger/stack/stack-ledger";
+import type { CheckpointResource } from "../../../provider/ledger/stack/stack-checkpoint";
 
 let n = 0;
 // Each test gets its own stack name: the ledger's books are process-wide by design.

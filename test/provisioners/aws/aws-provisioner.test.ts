@@ -10,10 +10,10 @@ import {
   ownerTagKey,
   ownerTagValue,
   type AwsProvisionerOptions,
-} from "../../../src/provisioners/aws/aws-provisioner";
-import { createProvisioner } from "../../../src/provisioners/create-provisioner";
-import type { EgressIPProvisioner } from "../../../src/provisioners/egress-ip-provisioner";
-import { provisionerConfigProblems } from "../../../src/provisioners/provisioner-config";
+} from "../../../provider/provisioners/aws/aws-provisioner";
+import { createProvisioner } from "../../../provider/provisioners/create-provisioner";
+import type { EgressIPProvisioner } from "../../../provider/provisioners/egress-ip-provisioner";
+import { provisionerConfigProblems } from "../../../provider/provisioners/provisioner-config";
 import { startFaultProxy, type FaultProxy } from "../../support/ec2-fault-proxy";
 import {
   createWorld,

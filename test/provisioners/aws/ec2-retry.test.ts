@@ -1,6 +1,6 @@
 // withRetry on a fake clock: which EC2 errors are retried, for how long, and how an abort ends it.
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { classify, withRetry, type RetryPolicy } from "../../../src/provisioners/aws/ec2-retry";
+import { classify, withRetry, type RetryPolicy } from "../../../provider/provisioners/aws/ec2-retry";
 
 const policy: RetryPolicy = { attempts: 4, baseDelayMs: 100, maxDelayMs: 400, consistencyWindowMs: 1_000 };
 

@@ -4,7 +4,7 @@ import {
   type EC2Client,
 } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { awsProvisioner } from "../../../src/provisioners/aws/aws-provisioner";
+import { awsProvisioner } from "../../../provider/provisioners/aws/aws-provisioner";
 import {
   createWorld,
   ec2Client,

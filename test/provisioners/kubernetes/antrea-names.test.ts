@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../../src/provisioners/kubernetes/antrea";
+import { antreaObjectName } from "../../../provider/provisioners/kubernetes/antrea";
 
 describe("antreaObjectName", () => {
   it.each([

@@ -1,18 +1,18 @@
 import { describe, expect, it } from "vitest";
-import { compensated } from "../../../src/provisioners/kubernetes/address-lists";
-import { addressesWithin } from "../../../src/provisioners/kubernetes/egress-view";
+import { compensated } from "../../../provider/provisioners/kubernetes/address-lists";
+import { addressesWithin } from "../../../provider/provisioners/kubernetes/egress-view";
 import {
   capacityFor,
   parseEgressIpConfig,
   subnetFits,
   type KubeNode,
-} from "../../../src/provisioners/kubernetes/nodes";
-import { awsInstanceId } from "../../../src/provisioners/kubernetes/node-cloud";
+} from "../../../provider/provisioners/kubernetes/nodes";
+import { awsInstanceId } from "../../../provider/provisioners/kubernetes/node-cloud";
 import {
   provisionerConfigProblems,
   withInstanceSettings,
   withoutInstanceSettings,
-} from "../../../src/provisioners/provisioner-config";
+} from "../../../provider/provisioners/provisioner-config";
 
 describe("Kubernetes provisioner configs", () => {
   it.each([

@@ -2,9 +2,9 @@
 // least loaded first, one address of a namespace per Node, capacity and subnet respected.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import type { KubeClients } from "../../../src/kube/kube-config";
-import { NodePlanner, type AddressLocations } from "../../../src/provisioners/kubernetes/node-planner";
-import { NodeInventory } from "../../../src/provisioners/kubernetes/nodes";
+import type { KubeClients } from "../../../provider/kube/kube-config";
+import { NodePlanner, type AddressLocations } from "../../../provider/provisioners/kubernetes/node-planner";
+import { NodeInventory } from "../../../provider/provisioners/kubernetes/nodes";
 
 const ipconfig = (subnet: string, capacity: number) =>
   JSON.stringify([{ interface: "eth0", ifaddr: { ipv4: subnet }, capacity: { ipv4: capacity } }]);

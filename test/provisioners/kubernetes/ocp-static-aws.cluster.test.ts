@@ -7,7 +7,7 @@ import * as k8s from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createProvisioner } from "../../../src/provisioners/create-provisioner";
+import { createProvisioner } from "../../../provider/provisioners/create-provisioner";
 import { startFaultProxy, type FaultProxy } from "../../support/ec2-fault-proxy";
 import { kube, testKubeconfig, uniqueName } from "../../support/kube";
 import {

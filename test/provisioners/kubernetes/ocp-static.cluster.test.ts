@@ -2,9 +2,9 @@
 // NetNamespace writes, the OpenShift SDN rules, observed usage, and no lost update under contention.
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { createProvisioner } from "../../../src/provisioners/create-provisioner";
-import { plannerFor } from "../../../src/provisioners/kubernetes/node-planner";
-import type { OcpStaticProvisionerConfig } from "../../../src/provisioners/kubernetes/kube-provisioner-config";
+import { createProvisioner } from "../../../provider/provisioners/create-provisioner";
+import { plannerFor } from "../../../provider/provisioners/kubernetes/node-planner";
+import type { OcpStaticProvisionerConfig } from "../../../provider/provisioners/kubernetes/kube-provisioner-config";
 import { kube, setNodeReady } from "../../support/kube";
 import {
   foreignAdd,

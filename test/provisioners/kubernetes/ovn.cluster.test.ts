@@ -2,8 +2,8 @@
 // as ovnkube writes them survives), egress-ipconfig subnet and capacity, and node labels.
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createProvisioner } from "../../../src/provisioners/create-provisioner";
-import type { OvnProvisionerConfig } from "../../../src/provisioners/kubernetes/kube-provisioner-config";
+import { createProvisioner } from "../../../provider/provisioners/create-provisioner";
+import type { OvnProvisionerConfig } from "../../../provider/provisioners/kubernetes/kube-provisioner-config";
 import { kube } from "../../support/kube";
 import { sdnWorld, type SdnWorld } from "../../support/sdn-world";
 

@@ -7,8 +7,8 @@ import {
   withOwners,
   withoutOwner,
   type Owners,
-} from "../../../src/provisioners/kubernetes/owners";
-import type { KubeObject } from "../../../src/kube/object-edit";
+} from "../../../provider/provisioners/kubernetes/owners";
+import type { KubeObject } from "../../../provider/kube/object-edit";
 
 const object = (annotation?: string): KubeObject =>
   ({

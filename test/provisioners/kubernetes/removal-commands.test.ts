@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { shellWord } from "../../../src/core/text";
+import { shellWord } from "../../../provider/core/text";
 import {
   listedAddresses,
   removalCommand,
   type AddressListAt,
-} from "../../../src/provisioners/kubernetes/removal-commands";
+} from "../../../provider/provisioners/kubernetes/removal-commands";
 
 const hostSubnet = (egressIPs: unknown[]): AddressListAt => ({
   resource: "hostsubnet.network.openshift.io",

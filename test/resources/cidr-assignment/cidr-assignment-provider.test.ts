@@ -1,13 +1,13 @@
 import { describe, expect, it, vi } from "vitest";
-import type { EgressIPProvisioner } from "../../../src/provisioners";
+import type { EgressIPProvisioner } from "../../../provider/provisioners";
 import { fakeProvisioner } from "../../support/fake-provisioners";
-import { cidrAssignmentProvider as provider } from "../../../src/resources/cidr-assignment/cidr-assignment-provider";
+import { cidrAssignmentProvider as provider } from "../../../provider/resources/cidr-assignment/cidr-assignment-provider";
 
-vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
+vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
 // The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
-vi.mock("../../../src/ledger/stack/stack-identity", () => ({
+vi.mock("../../../provider/ledger/stack/stack-identity", () => ({
   stackIdentity: async (stack: string) => `id-of-${stack}`,
 }));
 

@@ -2,14 +2,14 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterAll, describe, expect, it, vi } from "vitest";
-import type { EgressIPProvisioner } from "../../../src/provisioners";
+import type { EgressIPProvisioner } from "../../../provider/provisioners";
 import { fakeProvisioner } from "../../support/fake-provisioners";
-import { ipAllocationProvider as provider } from "../../../src/resources/ip-allocation/ip-allocation-provider";
-import { encodeHolder, urnPrefix } from "../../../src/resources/pool/pool-queue-codec";
-import { QueueFileWriter, type QueueFileRef } from "../../../src/resources/pool/pool-queue-file";
-import { readRecord } from "../../../src/ledger/stack/allocation-record";
+import { ipAllocationProvider as provider } from "../../../provider/resources/ip-allocation/ip-allocation-provider";
+import { encodeHolder, urnPrefix } from "../../../provider/resources/pool/pool-queue-codec";
+import { QueueFileWriter, type QueueFileRef } from "../../../provider/resources/pool/pool-queue-file";
+import { readRecord } from "../../../provider/ledger/stack/allocation-record";
 
-vi.mock("../../../src/provisioners/create-provisioner", async (original) =>
+vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
 

@@ -2,7 +2,7 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { ipPoolProvider } from "../../../src/resources/ip-pool/ip-pool-provider";
+import { ipPoolProvider } from "../../../provider/resources/ip-pool/ip-pool-provider";
 
 const POOL = "urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpPool::pool";
 let n = 0;

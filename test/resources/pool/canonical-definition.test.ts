@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { poolDefinition, poolOfDefinition } from "../../../src/resources/pool/canonical-definition";
-import { poolSize, resolvePool, type PoolSpec } from "../../../src/resources/pool/pool-spec";
+import { poolDefinition, poolOfDefinition } from "../../../provider/resources/pool/canonical-definition";
+import { poolSize, resolvePool, type PoolSpec } from "../../../provider/resources/pool/pool-spec";
 
 const cases: [string, PoolSpec][] = [
   [

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { resolvePool } from "../../../src/resources/pool/pool-spec";
+import { resolvePool } from "../../../provider/resources/pool/pool-spec";
 
 describe("node network pools", () => {
   it("resolves a network with statics", () => {

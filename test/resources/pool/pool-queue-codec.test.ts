@@ -4,7 +4,7 @@ import {
   encodeHolder,
   urnPrefix,
   type QueuedHolder,
-} from "../../../src/resources/pool/pool-queue-codec";
+} from "../../../provider/resources/pool/pool-queue-codec";
 
 const urn = (name: string) =>
   `urn:pulumi:dev::proj::egress-ipam:index:EgressIp$pulumi-nodejs:dynamic/egress-ipam:IpAllocation::${name}`;

@@ -3,13 +3,13 @@ import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
-import { encodeHolder, urnPrefix } from "../../../src/resources/pool/pool-queue-codec";
+import { encodeHolder, urnPrefix } from "../../../provider/resources/pool/pool-queue-codec";
 import {
   isQueueFileRef,
   QueueFileWriter,
   readQueueFile,
   sweepQueueDirs,
-} from "../../../src/resources/pool/pool-queue-file";
+} from "../../../provider/resources/pool/pool-queue-file";
 
 const urn = (name: string) => `urn:pulumi:dev::proj::pulumi-nodejs:dynamic/egress-ipam:IpAllocation::${name}`;
 const line = (name: string, previous?: string) =>
