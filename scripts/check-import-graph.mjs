@@ -1,16 +1,16 @@
-// Fails when provider/ has an import cycle, between files or between top folders, or an import that
+// Fails when provider/ has an import cycle, between files or between folders at any depth, or an import that
 // runs up a layer (the lint rule says the same per file; this covers files eslint does not see).
 // Usage: node scripts/check-import-graph.mjs [sourceDir]
 import path from "node:path";
-import { cycles, folderGraph, importGraph, layerProblem } from "./import-graph.mjs";
+import { cycles, folderCycles, importGraph, layerProblem } from "./import-graph.mjs";
 
 const sourceDir = path.resolve(process.argv[2] ?? path.join(import.meta.dirname, "..", "provider"));
 const graph = importGraph(sourceDir);
 const rel = (f) => path.relative(process.cwd(), f);
 const problems = [];
 for (const c of cycles(graph)) problems.push(`import cycle between files: ${c.map(rel).join(" ↔ ")}`);
-for (const c of cycles(folderGraph(sourceDir, graph)))
-  problems.push(`import cycle between folders: ${c.join(" ↔ ")}`);
+for (const c of folderCycles(sourceDir, graph))
+  problems.push(`import cycle between folders: ${c.entries.join(" ↔ ")}`);
 for (const [from, deps] of graph) {
   for (const to of deps) {
     const why = layerProblem(sourceDir, from, to);

@@ -110,16 +110,45 @@ export function cycles(graph) {
   return found;
 }
 
-/** The graph of top folders: an edge for every import between files of two different ones. */
-export function folderGraph(sourceDir, graph) {
-  const folders = new Map();
+/**
+ * The import graphs between the entries of every folder, keyed by the folder's path inside
+ * `sourceDir` ("" for `sourceDir` itself): at each depth, the nodes are a folder's files and
+ * sub-folders (by their paths inside `sourceDir`), with an edge wherever a file under one imports a
+ * file under another. At the top this is the graph of top folders (and `index.ts`).
+ */
+export function entryGraphs(sourceDir, graph) {
+  const byFolder = new Map();
+  const edge = (folder, a, b) => {
+    if (!byFolder.has(folder)) byFolder.set(folder, new Map());
+    const nodes = byFolder.get(folder);
+    for (const n of [a, b]) if (!nodes.has(n)) nodes.set(n, new Set());
+    nodes.get(a).add(b);
+  };
   for (const [from, deps] of graph) {
-    const a = topOf(sourceDir, from);
-    if (!folders.has(a)) folders.set(a, new Set());
+    const a = path.relative(sourceDir, from).split(path.sep);
     for (const to of deps) {
-      const b = topOf(sourceDir, to);
-      if (b !== undefined && b !== a) folders.get(a).add(b);
+      const b = path.relative(sourceDir, to).split(path.sep);
+      if (b[0] === "..") continue;
+      let depth = 0;
+      while (depth < a.length - 1 && depth < b.length - 1 && a[depth] === b[depth]) depth++;
+      if (a[depth] === b[depth]) continue;
+      const folder = a.slice(0, depth);
+      edge(folder.join("/"), [...folder, a[depth]].join("/"), [...folder, b[depth]].join("/"));
     }
   }
-  return new Map([...folders].map(([k, v]) => [k, [...v]]));
+  return new Map([...byFolder].map(([k, nodes]) => [k, new Map([...nodes].map(([n, v]) => [n, [...v]]))]));
+}
+
+/**
+ * The cycles between entries of a folder at any depth that include a sub-folder (a cycle of
+ * files alone is a cycle between files).
+ */
+export function folderCycles(sourceDir, graph) {
+  const found = [];
+  for (const [folder, entries] of entryGraphs(sourceDir, graph)) {
+    const isFolder = (entry) =>
+      fs.existsSync(path.join(sourceDir, entry)) && fs.statSync(path.join(sourceDir, entry)).isDirectory();
+    for (const c of cycles(entries)) if (c.some(isFolder)) found.push({ folder, entries: c });
+  }
+  return found;
 }

@@ -107,3 +107,26 @@ export interface EgressIPProvisioner {
    */
   cluster?(): ClusterView;
 }
+
+/**
+ * What a resource adds to the user's provisioner settings when it builds the provisioner that
+ * serves it (see `withInstanceSettings`, provisioner-config.ts); never part of the `provisioner` input itself.
+ */
+export interface InstanceSettings {
+  /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object; antrea: its Egress objects). */
+  namespace?: string;
+  /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
+  cidrs?: string[];
+  /**
+   * Who the resource is in the owner records on the objects it changes (`<stack identity> <URN>`;
+   * see `ownersAnnotation`). A CidrAssignment's CIDRs and labels are taken off only when no other
+   * owner is left; an EgressIpAssignment refuses an address its namespace already has from another.
+   */
+  owner?: string;
+  /**
+   * Whether items already on an object without this owner recorded count as this owner's: for a
+   * CidrAssignment written by an earlier version (which recorded nobody), for an EgressIpAssignment
+   * with `adopt: true`.
+   */
+  adoptPresent?: boolean;
+}

@@ -5,8 +5,9 @@ import {
 } from "./kubernetes/kube-provisioner-config";
 import type { AwsProvisionerConfig } from "./aws/aws-provisioner-config";
 import { shown } from "../core/text";
+import type { InstanceSettings } from "./egress-ip-provisioner";
 
-export type { AwsProvisionerConfig };
+export type { AwsProvisionerConfig, InstanceSettings };
 
 /** Settings of the `none` provisioner: pure IPAM, hosts are opaque labels. */
 export interface NoneProvisionerConfig {
@@ -20,29 +21,6 @@ export interface NoneProvisionerConfig {
  * credentials (AWS uses the default credential chain, Kubernetes a kubeconfig context name).
  */
 export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | KubeProvisionerConfig;
-
-/**
- * What a resource adds to the user's provisioner settings when it builds the provisioner that
- * serves it (see {@link withInstanceSettings}); never part of the `provisioner` input itself.
- */
-export interface InstanceSettings {
-  /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object; antrea: its Egress objects). */
-  namespace?: string;
-  /** The pool's CIDRs a CidrAssignment assigns (ocp-dynamic: HostSubnet.egressCIDRs). */
-  cidrs?: string[];
-  /**
-   * Who the resource is in the owner records on the objects it changes (`<stack identity> <URN>`;
-   * see `ownersAnnotation`). A CidrAssignment's CIDRs and labels are taken off only when no other
-   * owner is left; an EgressIpAssignment refuses an address its namespace already has from another.
-   */
-  owner?: string;
-  /**
-   * Whether items already on an object without this owner recorded count as this owner's: for a
-   * CidrAssignment written by an earlier version (which recorded nobody), for an EgressIpAssignment
-   * with `adopt: true`.
-   */
-  adoptPresent?: boolean;
-}
 
 /** A provisioner config with the instance settings its kind uses. */
 export type ScopedProvisionerConfig = ProvisionerConfig & InstanceSettings;

@@ -119,6 +119,32 @@ describe("the cycle check (scripts/check-import-graph.mjs)", () => {
     );
   });
 
+  it.each([
+    [
+      "a folder and a file beside it",
+      {
+        "provisioners/config.ts": `import { k } from "./kubernetes/k";\nexport const c = k;`,
+        "provisioners/kubernetes/k.ts": `export const k = 1;`,
+        "provisioners/kubernetes/ovn.ts": `import { c } from "../config";\nexport const o = c;`,
+      },
+      /import cycle between folders: provisioners\/config\.ts ↔ provisioners\/kubernetes/,
+    ],
+    [
+      "two sub-folders two levels down",
+      {
+        "resources/pool/queue.ts": `import { a } from "../ip-allocation/adopt";\nexport const q = a;`,
+        "resources/ip-allocation/adopt.ts": `import { s } from "../pool/spec";\nexport const a = s;`,
+        "resources/pool/spec.ts": `export const s = 1;`,
+      },
+      /import cycle between folders: resources\/ip-allocation ↔ resources\/pool/,
+    ],
+  ])("fails on a cycle between sub-folders: %s", (_, files, message) => {
+    const out = run(plant(files));
+    expect(out.status).toBe(1);
+    expect(out.stderr).toMatch(message);
+    expect(out.stderr).not.toMatch(/import cycle between files/);
+  });
+
   it("fails on a folder that is in no layer", () => {
     const dir = plant({
       "extras/x.ts": `import { a } from "../core/a";`,

@@ -3,7 +3,7 @@ import { parseAddress } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, listObjects, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
-import type { InstanceSettings } from "../provisioner-config";
+import type { InstanceSettings } from "../egress-ip-provisioner";
 import {
   addressesWithin,
   api,

@@ -2,7 +2,7 @@ import { canonicalAddress } from "../../allocator";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, type KubeObject } from "../../kube/object-edit";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
-import type { InstanceSettings } from "../provisioner-config";
+import type { InstanceSettings } from "../egress-ip-provisioner";
 import { compensated } from "./address-lists";
 import {
   ciliumLocations,

@@ -6,7 +6,7 @@ import { readOwners, withOwner, withOwners, withoutOwner } from "./owners";
 import { netNamespacePlacements } from "./placements";
 import { plannerFor } from "./node-planner";
 import type { OcpDynamicProvisionerConfig } from "./kube-provisioner-config";
-import type { InstanceSettings } from "../provisioner-config";
+import type { InstanceSettings } from "../egress-ip-provisioner";
 import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
 import { namespaceAddressesOf } from "./namespace-addresses";

@@ -7,7 +7,7 @@ import { addressesWithin, readEgressView, viewAddresses, type EgressView } from 
 import type { KubeNode } from "./nodes";
 import { plannerFor, type AddressLocations } from "./node-planner";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
-import type { InstanceSettings } from "../provisioner-config";
+import type { InstanceSettings } from "../egress-ip-provisioner";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
 import { namespaceAddressesOf } from "./namespace-addresses";

@@ -14,7 +14,7 @@ import {
 import { egressIpPlacements } from "./placements";
 import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
-import type { InstanceSettings } from "../provisioner-config";
+import type { InstanceSettings } from "../egress-ip-provisioner";
 import {
   ownersAnnotation,
   ownersValue,

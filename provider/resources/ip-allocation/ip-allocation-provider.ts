@@ -26,7 +26,7 @@ import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
 import { provisionerFailures } from "../../provisioners/provisioner-cache";
 import { ipAllocationInputs } from "../resource-inputs";
-import { adoptedAddress, describeAddress } from "./adopted-address";
+import { adoptedAddress, describeAddress } from "../pool/adopted-address";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import { adoptHint } from "../../ledger/planner";
 

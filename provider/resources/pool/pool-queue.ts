@@ -8,7 +8,7 @@ import { errorMessage } from "../../core/failure";
 import type { Props } from "../provider-props";
 import { provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
-import { adoptedAddress } from "../ip-allocation/adopted-address";
+import { adoptedAddress } from "./adopted-address";
 
 /** The name part of a pool's URN, for messages. */
 export const poolName = (id: string): string => id.split("::").at(-1) ?? id;

@@ -1,7 +1,7 @@
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { callSignal, provisionerFor } from "../../provisioners/provisioner-cache";
-import type { ResolvedPool } from "../pool/pool-spec";
+import type { ResolvedPool } from "./pool-spec";
 
 /** Where an allocation adopts its address from (set by an EgressIp with `adopt: true`). */
 export interface AdoptFrom {
