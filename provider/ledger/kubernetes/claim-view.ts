@@ -2,6 +2,7 @@ import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "i
 import { shared } from "../../core/process-registry";
 import { addressOfClaimName } from "./claim-names";
 import type { Claim, ClaimStore } from "./claim-store";
+import { warnOnce } from "../../core/warnings";
 
 /** A resourceVersion as a number (etcd's revision), for ordering; undefined when it is not one. */
 const revision = (rv: string | undefined): bigint | undefined =>
@@ -24,6 +25,13 @@ type Watcher = (
   onEnd: (err: unknown) => void,
 ) => Promise<AbortController>;
 
+/** The HTTP status a watch ended with (the client sets `statusCode` when it refuses to start). */
+const watchStatus = (err: unknown): number | undefined => {
+  const e = err as { statusCode?: unknown; code?: unknown } | undefined;
+  const code = e?.statusCode ?? e?.code;
+  return typeof code === "number" ? code : undefined;
+};
+
 /**
  * This process's view of a shared pool's claims: listed at first use, then kept current by a watch
  * of the pool's objects and by this process's own writes, so planning reads memory instead of
@@ -34,15 +42,20 @@ type Watcher = (
  * costs a lost race (AlreadyExists or 409), after which the caller reads that one object
  * ({@link ClaimView.record}) and plans again. Any end of the watch (an error, a compaction's 410,
  * the server closing it) drops the view, and the next use lists again; so does `idleMs` without use,
- * which also ends the watch, so an idle process holds no connection.
+ * which also ends the watch, so an idle process holds no connection. A use never sees less than the
+ * list it waited for: a watch that ends while it starts leaves that use the claims it listed. A
+ * watch the API server refuses (401, 403: the identity may list but not watch) is not tried again in
+ * this process: every use lists, and a warning names the permission.
  */
 export class ClaimView {
   private byIp = new Map<string, Claim>();
-  private loading: Promise<void> | undefined;
+  private loading: Promise<Claim[]> | undefined;
   private watch: AbortController | undefined;
   private idle: NodeJS.Timeout | undefined;
   /** Incremented when the view is dropped, so events of an earlier watch change nothing. */
   private generation = 0;
+  /** Set when the API server refused the watch: every use lists instead. */
+  private refused = false;
 
   /**
    * @param store - the pool's claim objects.
@@ -57,10 +70,13 @@ export class ClaimView {
 
   /** The pool's claims as this process knows them now (expired holds included). */
   async claims(): Promise<Claim[]> {
+    if (this.refused) return this.store.list();
     this.touch();
     this.loading ??= this.load();
-    await this.loading;
-    return [...this.byIp.values()];
+    const generation = this.generation;
+    const listed = await this.loading;
+    // Dropped meanwhile (the watch ended as it started): what was listed is still the newest read.
+    return generation === this.generation ? [...this.byIp.values()] : listed;
   }
 
   /** The claim of `ip` as the view has it now, without listing the pool (undefined before the first use). */
@@ -94,11 +110,11 @@ export class ClaimView {
     this.idle.unref();
   }
 
-  private async load(): Promise<void> {
+  private async load(): Promise<Claim[]> {
     const generation = this.generation;
     try {
       const { claims, resourceVersion } = await this.store.listAt();
-      if (generation !== this.generation) return;
+      if (generation !== this.generation) return claims;
       this.byIp = new Map(claims.map((c) => [c.ip, c]));
       const path = `/api/v1/namespaces/${this.store.namespace}/configmaps`;
       const query = { labelSelector: this.store.selector, resourceVersion, allowWatchBookmarks: true };
@@ -107,13 +123,29 @@ export class ClaimView {
         path,
         query,
         (phase, object) => current() && this.apply(phase, object),
-        () => current() && this.drop(),
+        (err) => current() && this.ended(err),
       );
       if (!current()) this.watch.abort();
+      return claims;
     } catch (e) {
       if (generation === this.generation) this.drop();
       throw e;
     }
+  }
+
+  /** The watch ended: drop the view; one the API server refused is not tried again. */
+  private ended(err: unknown): void {
+    const status = watchStatus(err);
+    if (status === 401 || status === 403) {
+      this.refused = true;
+      warnOnce(
+        `the API server refused to watch the claims of pool "${this.store.pool}" (configmaps in namespace ` +
+          `"${this.store.namespace}", ${status} ${(err as Error).message}): every plan lists the pool instead, ` +
+          `which costs more as it grows; grant the verb watch on configmaps in that namespace (see the Role in ` +
+          `pulumi-egress-ipam's docs/shared-pools.md)`,
+      );
+    }
+    this.drop();
   }
 
   private apply(phase: string, object: k8s.V1ConfigMap): void {

@@ -1,6 +1,7 @@
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import type { KubeClients } from "../../kube/kube-config";
 import { shared } from "../../core/process-registry";
+import { warnOnce } from "../../core/warnings";
 
 /** Starts a watch that calls `onEvent` at every event and `onEnd` when it stops. */
 type ChangeWatcher = (
@@ -96,7 +97,18 @@ export function leaseChanges(clients: KubeClients, namespace: string, name: stri
     return new LeaseChanges((onEvent, onEnd) => {
       const { Watch } = require("@kubernetes/client-node") as typeof k8s;
       const query = { fieldSelector: `metadata.name=${name}` };
-      return new Watch(clients.config).watch(path, query, onEvent, onEnd);
+      return new Watch(clients.config).watch(path, query, onEvent, (err: unknown) => {
+        const status = (err as { statusCode?: unknown } | undefined)?.statusCode;
+        if (status === 401 || status === 403) {
+          warnOnce(
+            `the API server refused to watch Lease "${name}" (leases in namespace "${namespace}", ${status} ` +
+              `${(err as Error).message}): a stack waiting for the pool's lock finds it free only at its next ` +
+              `retry; grant the verb watch on leases in that namespace (see the Role in pulumi-egress-ipam's ` +
+              `docs/shared-pools.md)`,
+          );
+        }
+        onEnd();
+      });
     });
   });
 }

@@ -1,7 +1,7 @@
 // The claim view against a scripted list and watch: what it knows after each event, when it lists
 // again, and that nothing older overwrites something newer.
 import type * as k8s from "@kubernetes/client-node";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { claimName } from "../../../provider/ledger/kubernetes/claim-names";
 import { ClaimStore, parseClaim } from "../../../provider/ledger/kubernetes/claim-store";
 import { ClaimView } from "../../../provider/ledger/kubernetes/claim-view";
@@ -18,8 +18,12 @@ const object = (ip: string, rv: number, owner = "urn:a"): k8s.V1ConfigMap => ({
   data: { address: ip, state: "claim", stack: "o/p/s", owner, seq: "1" },
 });
 
-/** A store whose list answers `listed` (counting calls), and a watcher the test drives. */
-function world(listed: k8s.V1ConfigMap[], listRv = "10") {
+/**
+ * A store whose list answers `listed` (counting calls), and a watcher the test drives; with
+ * `refuse`, every watch ends as the client ends one the API server answers with that status: its
+ * end called before the watch call returns.
+ */
+function world(listed: k8s.V1ConfigMap[], listRv = "10", refuse?: number) {
   let lists = 0;
   const core = {
     listNamespacedConfigMap: async () => {
@@ -51,6 +55,7 @@ function world(listed: k8s.V1ConfigMap[], listRv = "10") {
         },
       };
       watches.push(w);
+      if (refuse !== undefined) onEnd(Object.assign(new Error("Forbidden"), { statusCode: refuse }));
       return controller;
     },
     50,
@@ -116,4 +121,37 @@ describe("ClaimView", () => {
     await w.view.claims();
     expect(w.lists()).toBe(2);
   });
+
+  it.each([403, 401])(
+    "a watch the API server refuses (%i) never empties the pool: every use lists, and a warning names the permission",
+    async (status) => {
+      const stderr = vi.spyOn(process.stderr, "write").mockImplementation(() => true);
+      try {
+        const w = world([object("10.0.0.2", 5), object("10.0.0.3", 6, "urn:b")], "10", status);
+        for (let i = 1; i <= 3; i++) {
+          expect(await w.owners()).toEqual({ "10.0.0.2": "urn:a", "10.0.0.3": "urn:b" });
+          expect(w.lists()).toBe(i);
+        }
+        expect(w.watches).toHaveLength(1);
+        const warned = stderr.mock.calls.map((c) => String(c[0])).filter((m) => /refused to watch/.test(m));
+        expect(warned).toHaveLength(1);
+        expect(warned[0]).toMatch(
+          /configmaps in namespace "ns", \d+ Forbidden.*grant the verb watch on configmaps/,
+        );
+      } finally {
+        stderr.mockRestore();
+      }
+    },
+  );
+
+  it.each([429, 500])(
+    "a watch that fails to start (%i) leaves the use its list, and the next use tries to watch again",
+    async (status) => {
+      const w = world([object("10.0.0.2", 5)], "10", status);
+      expect(await w.owners()).toEqual({ "10.0.0.2": "urn:a" });
+      expect(await w.owners()).toEqual({ "10.0.0.2": "urn:a" });
+      expect(w.lists()).toBe(2);
+      expect(w.watches).toHaveLength(2);
+    },
+  );
 });
