@@ -41,14 +41,21 @@ export const ownerTagKey = (ip: string): string => `egress-ipam/${ip}`;
 export const ownerTagValue = (owner: string): string =>
   `sha256:${createHash("sha256").update(owner).digest("hex").slice(0, 40)}`;
 
+/** The methods that read or write the owner record (see {@link AwsProvisioner.forOwner}). */
+type OwnedMethods = "addSpecifiedIP" | "removeIP" | "moveIP" | "checkIP";
+
 /** The `aws` provisioner, and views of it that record and check an owner (see {@link AwsProvisioner.forOwner}). */
 export interface AwsProvisioner extends EgressIPProvisioner {
   /**
    * The same provisioner (one inventory, one load count) acting for one assignment: the interface
    * it puts an address on is tagged {@link ownerTagKey} = {@link ownerTagValue}; an address already
    * on the target without this owner's tag is refused (somebody else's: a VPC CNI warm IP, another
-   * tool, another stack), unless `adopt`; a move never reassigns an address another owner's tag
-   * claims. The provisioner itself (no owner) writes and checks no tags, as before.
+   * tool, another stack), unless `adopt`, which moves the record to this owner. Whatever `adopt`
+   * says, a move never reassigns an address another owner's tag claims, nor one found on the target
+   * without this owner's tag; a removal takes the address off only where the record, read
+   * immediately before, names no other owner; `checkIP` fails for an address another owner's tag
+   * claims. An untagged address on the host (placed by an earlier version) is this owner's for a
+   * move, a removal and `checkIP`. The provisioner itself (no owner) writes and checks no tags.
    */
   forOwner(owner: string, adopt?: boolean): EgressIPProvisioner;
 }
@@ -151,31 +158,6 @@ export function awsProvisioner(
     return ec2Failure(doing, err);
   };
 
-  /**
-   * Takes `ip` off every interface of the host except `keep`; a missing host or address is fine.
-   * Returns the host's interfaces (but `keep`): where a record of the address may be left.
-   */
-  const removeFrom = async (ip: string, host: string, keep: string | undefined, signal?: AbortSignal) => {
-    const instance = await hosts.find(host, signal);
-    const from: string[] = [];
-    if (!instance) return from;
-    for (const eni of instance.interfaces) {
-      if (eni.id !== keep) from.push(eni.id);
-      if (eni.id === keep || !eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
-      try {
-        await ec2.unassign(eni.id, [ip], signal);
-      } catch (err) {
-        const code = ec2ErrorCode(err);
-        // Gone already: the interface was deleted, or the address left it in the meantime.
-        if (code === "InvalidNetworkInterfaceID.NotFound") continue;
-        if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) continue;
-        throw ec2Failure(`removing ${ip} from ${eni.id} of host ${hostLabel(instance)}`, err);
-      }
-      hosts.removed(instance.id);
-    }
-    return from;
-  };
-
   /** Every interface in a subnet that overlaps one of the CIDRs. */
   const interfacesWithin = async (cidrs: string[], signal?: AbortSignal): Promise<Eni[]> => {
     for (const cidr of cidrs) parsePrefix(cidr);
@@ -192,10 +174,50 @@ export function awsProvisioner(
    */
   const owned = (owner: string | undefined, adopt = false) => {
     const tagged = owner === undefined ? undefined : ownerTagValue(owner);
+    const recordOf = (eni: Eni, ip: string) => eni.tags?.[ownerTagKey(ip)];
     /** Why `eni`'s tag says the address is not this owner's ("" when it is, or nobody's tag is there). */
     const claimedByOther = (eni: Eni, ip: string) => {
-      const value = eni.tags?.[ownerTagKey(ip)];
+      const value = recordOf(eni, ip);
       return tagged !== undefined && value !== undefined && value !== tagged ? value : "";
+    };
+    /** Whose `ip` on `eni` is, as its record says, for messages about an address that is not ours. */
+    const whose = (eni: Eni, ip: string) => {
+      const value = recordOf(eni, ip);
+      return value
+        ? `recorded for another assignment (tag ${ownerTagKey(ip)}=${value})`
+        : `not put there by this package (no ${ownerTagKey(ip)} tag)`;
+    };
+    /** The host's interfaces as they are now: with their tags when there is an owner to read. */
+    const interfacesNow = (instance: Ec2Instance, signal?: AbortSignal) =>
+      tagged === undefined ? Promise.resolve(instance.interfaces) : ec2.interfacesOf(instance.id, signal);
+
+    /**
+     * Takes `ip` off every interface of the host except `keep`, but only where it is this owner's
+     * now: the record, read immediately before, names nobody else (an untagged address was placed
+     * by an earlier version). An address another owner took over (adopt: true, another stack or a
+     * renamed resource) stays, with its record. A missing host or address is fine. Returns the
+     * interfaces whose record is this owner's: the records to remove.
+     */
+    const removeFrom = async (ip: string, host: string, keep: string | undefined, signal?: AbortSignal) => {
+      const instance = await hosts.find(host, signal);
+      const ours: string[] = [];
+      if (!instance) return ours;
+      for (const eni of await interfacesNow(instance, signal)) {
+        if (eni.id === keep || claimedByOther(eni, ip)) continue;
+        if (tagged !== undefined && recordOf(eni, ip) === tagged) ours.push(eni.id);
+        if (!eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
+        try {
+          await ec2.unassign(eni.id, [ip], signal);
+        } catch (err) {
+          const code = ec2ErrorCode(err);
+          // Gone already: the interface was deleted, or the address left it in the meantime.
+          if (code === "InvalidNetworkInterfaceID.NotFound") continue;
+          if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) continue;
+          throw ec2Failure(`removing ${ip} from ${eni.id} of host ${hostLabel(instance)}`, err);
+        }
+        hosts.removed(instance.id);
+      }
+      return ours;
     };
     const tag = (eniId: string, ip: string, signal?: AbortSignal) =>
       tagged === undefined
@@ -222,7 +244,7 @@ export function awsProvisioner(
       }
     };
 
-    const methods: Pick<EgressIPProvisioner, "addSpecifiedIP" | "removeIP" | "moveIP"> = {
+    const methods: Pick<EgressIPProvisioner, OwnedMethods> = {
       async addSpecifiedIP(rawIp, host, signal) {
         const ip = canonicalAddress(rawIp);
         const { instance, eni, subnet } = await target(host, signal);
@@ -239,15 +261,14 @@ export function awsProvisioner(
         if (holder) {
           // On the target already: this assignment's own (the retry of an interrupted create) only
           // when its tag says so; anybody else's, unless adopted.
-          if (tagged !== undefined && holder.tags?.[ownerTagKey(ip)] !== tagged) {
+          if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
             if (!adopt) {
-              const value = holder.tags?.[ownerTagKey(ip)];
               throw new Error(
                 `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already a secondary IP of its interface ` +
-                  `${eni.id}, ${value ? `recorded for another assignment (tag ${ownerTagKey(ip)}=${value})` : `not put there by this package (no ${ownerTagKey(ip)} tag)`}: ` +
-                  `the address is somebody else's (a VPC CNI warm IP, another tool, another stack); free it there or ` +
-                  `exclude it from the pool so that another address is planned, or set adopt: true on the ` +
-                  `EgressIpAssignment to take it over`,
+                  `${eni.id}, ${whose(holder, ip)}: the address is somebody else's (a VPC CNI warm IP, another ` +
+                  `tool, another stack); free it there or exclude it from the pool so that another address is ` +
+                  `planned, or set adopt: true on the EgressIpAssignment to take it over (an assignment putting ` +
+                  `its address back after drift never takes it over: give it to a new one with adopt: true)`,
               );
             }
             await tag(eni.id, ip, signal);
@@ -289,11 +310,14 @@ export function awsProvisioner(
                 `free it there, or exclude it from the pool`,
             );
           }
+          // Whatever `adopt` says: a move is never an adoption.
           const other = holder ? claimedByOther(holder, ip) : "";
-          if (holder && other && !adopt) {
+          if (holder && other) {
             throw new Error(
               `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${holder.id} has it recorded for ` +
-                `another assignment (tag ${ownerTagKey(ip)}=${other}); it is not this assignment's to move`,
+                `another assignment (tag ${ownerTagKey(ip)}=${other}); it is not this assignment's to move: ` +
+                `another stack or a renamed resource took it over (adopt: true); remove this assignment from the ` +
+                `program (its delete leaves the address to its owner), or free it there and run pulumi up again`,
             );
           }
           await tag(eni.id, ip, signal);
@@ -302,19 +326,64 @@ export function awsProvisioner(
             throw await assignFailure(doing, err, instance, eni);
           });
           hosts.placed(instance.id);
-        } else {
-          await tag(eni.id, ip, signal);
+        } else if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
+          // On the target already without this assignment's record (its own would be there: the
+          // record goes first): somebody else's, put there while the address was away.
+          throw new Error(
+            `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is already a secondary IP of ` +
+              `its interface ${eni.id}, ${whose(holder, ip)}: the address is somebody else's now; free it there ` +
+              `and run pulumi up again, or remove this assignment from the program (its delete leaves the ` +
+              `address to its owner)`,
+          );
         }
         // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
         // would keep answering for it.
         const left = await removeFrom(ip, oldHost, eni.id, signal);
-        await untag([...new Set([...left, ...(holder && holder.id !== eni.id ? [holder.id] : [])])], ip);
+        const wasOurs = holder && holder.id !== eni.id && recordOf(holder, ip) === tagged ? [holder.id] : [];
+        await untag([...new Set([...left, ...wasOurs])], ip);
+      },
+
+      async checkIP(rawIp, host, signal) {
+        const ip = canonicalAddress(rawIp);
+        const instance = await hosts.find(host, signal);
+        if (!instance) {
+          throw new Error(
+            `egress IP ${ip} is not on host ${host}: there is no EC2 instance ${host} in ${region} any more; ` +
+              `run pulumi up to place the address on another host of its availability zone`,
+          );
+        }
+        if (instance.state !== "running" && instance.state !== "pending") {
+          throw new Error(
+            `egress IP ${ip} is not served by host ${hostLabel(instance)}: the instance is ${instance.state}; ` +
+              `run pulumi up to move the address to a running host of ${instance.availabilityZone}`,
+          );
+        }
+        const interfaces = await interfacesNow(instance, signal);
+        const holder = interfaces.find((n) => holds(n, ip));
+        if (!holder) {
+          const enis = interfaces.map((n) => n.id).join(", ") || "none";
+          throw new Error(
+            `egress IP ${ip} is not assigned to host ${hostLabel(instance)} (interfaces: ${enis}); ` +
+              `run pulumi up to put it back`,
+          );
+        }
+        // There, but another owner's now (adopted by another stack or a renamed resource): not this
+        // assignment's, and not for the next `up` to take back.
+        const other = claimedByOther(holder, ip);
+        if (other) {
+          throw new Error(
+            `egress IP ${ip} on host ${hostLabel(instance)} is not this assignment's any more: its interface ` +
+              `${holder.id} has it recorded for another assignment (tag ${ownerTagKey(ip)}=${other}); pulumi up ` +
+              `will not take it back: remove this assignment from the program (its delete leaves the address to ` +
+              `its owner), or have that owner release it and run pulumi up to put it back`,
+          );
+        }
       },
     };
     return methods;
   };
 
-  const common: Omit<EgressIPProvisioner, "addSpecifiedIP" | "removeIP" | "moveIP"> = {
+  const common: Omit<EgressIPProvisioner, OwnedMethods> = {
     findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
 
     hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
@@ -335,30 +404,6 @@ export function awsProvisioner(
       }
       hosts.placed(instance.id);
       return canonicalAddress(fresh[0]!);
-    },
-
-    async checkIP(rawIp, host, signal) {
-      const ip = canonicalAddress(rawIp);
-      const instance = await hosts.find(host, signal);
-      if (!instance) {
-        throw new Error(
-          `egress IP ${ip} is not on host ${host}: there is no EC2 instance ${host} in ${region} any more; ` +
-            `run pulumi up to place the address on another host of its availability zone`,
-        );
-      }
-      if (instance.state !== "running" && instance.state !== "pending") {
-        throw new Error(
-          `egress IP ${ip} is not served by host ${hostLabel(instance)}: the instance is ${instance.state}; ` +
-            `run pulumi up to move the address to a running host of ${instance.availabilityZone}`,
-        );
-      }
-      if (!instance.interfaces.some((n) => holds(n, ip))) {
-        const enis = instance.interfaces.map((n) => n.id).join(", ") || "none";
-        throw new Error(
-          `egress IP ${ip} is not assigned to host ${hostLabel(instance)} (interfaces: ${enis}); ` +
-            `run pulumi up to put it back`,
-        );
-      }
     },
 
     async assignCIDR() {},

@@ -28,7 +28,10 @@ export interface Eni {
   instanceId?: string;
   description?: string;
   addresses: EniAddress[];
-  /** The interface's tags; read by {@link Ec2.interfacesInSubnets} only (DescribeInstances omits them). */
+  /**
+   * The interface's tags; read by {@link Ec2.interfacesInSubnets} and {@link Ec2.interfacesOf} only
+   * (DescribeInstances omits them).
+   */
   tags?: Record<string, string>;
 }
 
@@ -192,6 +195,19 @@ export class Ec2 {
       found.push(...pages.flatMap((out) => (out.NetworkInterfaces ?? []).map(standaloneEni)));
     }
     return found;
+  }
+
+  /** The network interfaces attached to an instance, with their addresses and tags as they are now. */
+  async interfacesOf(instanceId: string, signal?: AbortSignal): Promise<Eni[]> {
+    const Filters = [{ Name: "attachment.instance-id", Values: [instanceId] }];
+    const pages = await this.allPages(
+      (NextToken, abortSignal) =>
+        this.client.send(new (sdk().DescribeNetworkInterfacesCommand)({ Filters, NextToken }), {
+          abortSignal,
+        }),
+      signal,
+    );
+    return pages.flatMap((out) => (out.NetworkInterfaces ?? []).map(standaloneEni));
   }
 
   /** Subnets by ID (all of the region's when `ids` is undefined), all pages. */

@@ -203,8 +203,12 @@ export const egressIpAssignmentProvider: ProviderImpl = {
 
   async update(_id, olds, news) {
     // The address is this assignment's (its state says so): where its namespace lists it already
-    // (put back after drift, moved), that entry is taken over rather than refused.
-    const provisioner = provisionerFor(assignmentConfig({ ...news, adopt: true }));
+    // (put back after drift, moved), that entry is taken over rather than refused. An EC2 interface
+    // is nobody's namespace: an address on it without this assignment's tag, or with another
+    // owner's, is somebody else's, so on aws a put-back or move never adopts.
+    const provisioner = provisionerFor(
+      assignmentConfig({ ...news, adopt: news.provisioner?.kind !== "aws" }),
+    );
     const from = olds.host || olds.placement?.from;
     if (from && from !== news.host) {
       await provisioner.moveIP(news.ip, from, news.host, callSignal());
