@@ -14,7 +14,7 @@ import {
 } from "./egress-view";
 import type { AntreaProvisionerConfig } from "./kube-provisioner-config";
 import { plannerFor, type AddressLocations } from "./node-planner";
-import { ownersAnnotation, ownersValue, readOwners, refuseUnowned } from "./owners";
+import { ownersAnnotation, ownersValue, readOwners, refuseUnowned, withoutAddressOwner } from "./owners";
 import { managedBy, namespaceNameLabel } from "./ovn";
 import { shellCommand } from "../../core/text";
 
@@ -180,15 +180,28 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       const ip = canonicalAddress(rawIp);
       const name = ns(`removing ${ip}`);
       const objectName = antreaObjectName(name, ip);
+      let tookOff = true;
       await editObject(
         kube,
         egressRef(objectName),
         `deleting Egress ${objectName}`,
-        (current) => (current && isManaged(current.metadata?.labels ?? {}) ? { delete: true } : undefined),
+        (current) => {
+          tookOff = true;
+          if (!current || !isManaged(current.metadata?.labels ?? {})) return undefined;
+          // An address adopted since is the adopter's: its Egress stays (see withoutAddressOwner).
+          const owners = readOwners(current, [ip]);
+          const next = withoutAddressOwner(owners, ip, owner);
+          tookOff = next.takeOff;
+          if (next.takeOff) return { delete: true };
+          const value = ownersValue(next.owners);
+          return value === ownersValue(owners)
+            ? undefined
+            : { mergePatch: { metadata: { annotations: { [ownersAnnotation]: value } } } };
+        },
         undefined,
         signal,
       );
-      planner.record(ip, undefined);
+      if (tookOff) planner.record(ip, undefined);
     },
 
     async moveIP(rawIp, _oldHost, newHost, signal) {

@@ -27,7 +27,14 @@ import { nodeCloud } from "./node-cloud";
 import { managedBy } from "./ovn";
 
 export { ciliumObjectName } from "./cilium-policy";
-import { ownersAnnotation, ownersValue, readOwners, refuseUnowned, type Owners } from "./owners";
+import {
+  ownersAnnotation,
+  ownersValue,
+  readOwners,
+  refuseUnowned,
+  withoutAddressOwner,
+  type Owners,
+} from "./owners";
 
 /**
  * The `cilium` provisioner (Cilium egress gateway): the addresses of a namespace are the gateways of
@@ -202,19 +209,29 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
 
     async removeIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
+      let tookOff = true;
       if (namespace) {
         await editPolicy(
           namespace,
           `removing ${ip} from CiliumEgressGatewayPolicy ${ciliumObjectName(namespace)}`,
           false,
           (gateways, owners) => {
+            tookOff = true;
             if (!gateways.some((g) => g.ip === ip) && !(ip in owners)) return undefined;
-            const { [ip]: _gone, ...rest } = owners;
-            return { gateways: gateways.filter((g) => g.ip !== ip), owners: rest };
+            // An address adopted since is the adopter's: its gateway (and secondary IP) stays.
+            const next = withoutAddressOwner(owners, ip, owner);
+            tookOff = next.takeOff;
+            if (!next.takeOff) {
+              return ownersValue(next.owners) === ownersValue(owners)
+                ? undefined
+                : { gateways, owners: next.owners };
+            }
+            return { gateways: gateways.filter((g) => g.ip !== ip), owners: next.owners };
           },
           signal,
         );
       }
+      if (!tookOff) return;
       if (cloud) await cloud.removeIP(ip, await instanceOf(host), signal);
       planner.record(ip, undefined);
     },

@@ -49,7 +49,7 @@ export function ocpDynamicProvisioner(
     const claim = owner ? { owner, takeOver } : undefined;
     return change === "add"
       ? writes.onNetNamespace(ip, name, signal, claim)
-      : writes.offNetNamespace(ip, name, signal);
+      : writes.offNetNamespace(ip, name, owner, signal).then(() => undefined);
   };
 
   /** Where a new egress IP goes: a real node for a CidrAssignment, the SDN master for an EgressIp. */

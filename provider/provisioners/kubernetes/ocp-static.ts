@@ -138,7 +138,9 @@ export function ocpStaticProvisioner(
 
     async removeIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
-      if (namespace) await offNetNamespace(ip, namespace, signal);
+      // The NetNamespace's owner record says whose the address is now: one adopted since is the
+      // adopter's, and stays on its HostSubnet (and instance) too.
+      if (namespace && !(await offNetNamespace(ip, namespace, config.owner, signal))) return;
       await offHostSubnet(ip, host, signal);
       if (cloud) await cloud.removeIP(ip, await instanceOf(host), signal);
       planner.record(ip, undefined);

@@ -21,6 +21,7 @@ import {
   readOwners,
   refuseUnowned,
   withOwner,
+  withoutAddressOwner,
   withoutOwner,
   type Owners,
 } from "./owners";
@@ -312,18 +313,27 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       const ip = canonicalAddress(rawIp);
       const name = ns(`removing ${ip} from the EgressIP of its namespace`);
       const target = { name: namespaceObjectName(await readEgressView(kube), name), takeOver: false };
+      let tookOff = true;
       await editSpec(
         name,
         target,
         `removing ${ip} from EgressIP ${target.name}`,
         (ips, owners) => {
+          tookOff = true;
           if (!ips.includes(ip) && !(ip in owners)) return undefined;
-          const { [ip]: _gone, ...rest } = owners;
-          return { ips: ips.filter((x) => x !== ip), owners: rest };
+          // An address adopted since is the adopter's: it stays (see withoutAddressOwner).
+          const next = withoutAddressOwner(owners, ip, owner);
+          tookOff = next.takeOff;
+          if (!next.takeOff) {
+            return ownersValue(next.owners) === ownersValue(owners)
+              ? undefined
+              : { ips, owners: next.owners };
+          }
+          return { ips: ips.filter((x) => x !== ip), owners: next.owners };
         },
         signal,
       );
-      planner.record(ip, undefined);
+      if (tookOff) planner.record(ip, undefined);
     },
 
     async moveIP(rawIp, _oldHost, newHost, signal) {

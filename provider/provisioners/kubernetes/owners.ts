@@ -72,6 +72,23 @@ export function withoutOwner(
   return { owners: { ...rest, [item]: left }, takeOff: false };
 }
 
+/**
+ * The owners after `owner` let go of the egress address `ip`, and whether the address is to be
+ * taken off the object. An address is one owner's at a time: `adopt` hands it over, rewriting its
+ * record to the adopter (see {@link refuseUnowned}). So it goes only when its record names nobody
+ * else: one recorded for another owner (an adopter — another stack, or this stack's renamed
+ * resource) is theirs now and stays, as does one whose record cannot be read (`(there before)`).
+ * Unlike {@link withoutOwner}'s items, an address nobody is recorded for (written by an earlier
+ * version, which recorded nobody) goes, as it did then.
+ */
+export function withoutAddressOwner(
+  owners: Owners,
+  ip: string,
+  owner: string | undefined,
+): { owners: Owners; takeOff: boolean } {
+  return owners[ip] ? withoutOwner(owners, ip, owner) : { owners, takeOff: true };
+}
+
 /** The annotation value for `owners` (null, to delete the annotation, when nobody is recorded). */
 export function ownersValue(owners: Owners): string | null {
   return Object.keys(owners).length === 0 ? null : JSON.stringify(owners);

@@ -3,7 +3,7 @@ import { editObject, readObject } from "../../kube/object-edit";
 import { sleep } from "../../core/retry";
 import { adding, editAddressList, removing } from "./address-lists";
 import { addressList, hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
-import { readOwners, refuseUnowned, withOwners } from "./owners";
+import { ownersValue, readOwners, refuseUnowned, withOwners, withoutAddressOwner } from "./owners";
 
 /** The OpenShift SDN writes of the ocp-static and ocp-dynamic provisioners, for one cluster. */
 export interface SdnWrites {
@@ -31,8 +31,17 @@ export interface SdnWrites {
     signal?: AbortSignal,
     claim?: NetNamespaceClaim,
   ): Promise<void>;
-  /** Takes `ip` (and its owner record) off the namespace's NetNamespace; an absent NetNamespace or address is fine. */
-  offNetNamespace(ip: string, namespace: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Takes `ip` (and its owner record) off the namespace's NetNamespace, when it is still `owner`'s
+   * there (see {@link withoutAddressOwner}); an absent NetNamespace or address is fine. Resolves
+   * false when the record names another owner (an adopter): nothing was changed.
+   */
+  offNetNamespace(
+    ip: string,
+    namespace: string,
+    owner: string | undefined,
+    signal?: AbortSignal,
+  ): Promise<boolean>;
 }
 
 /**
@@ -138,21 +147,31 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
         signal,
       );
     },
-    offNetNamespace: async (ip, namespace, signal) => {
+    offNetNamespace: async (ip, namespace, owner, signal) => {
+      let tookOff = true;
       await editObject(
         kube,
         netNamespaceRef(namespace),
         `removing ${ip} from NetNamespace ${namespace}`,
         (current) => {
+          tookOff = true;
           if (!current) return undefined;
           const list = addressList(current, "egressIPs");
-          const { [ip]: _gone, ...owners } = readOwners(current, list);
+          const owners = readOwners(current, list);
+          const next = withoutAddressOwner(owners, ip, owner);
+          tookOff = next.takeOff;
+          if (!next.takeOff) {
+            return ownersValue(next.owners) === ownersValue(owners)
+              ? undefined
+              : withOwners(current, next.owners, {});
+          }
           const left = list.filter((x) => x !== ip);
-          return withOwners(current, owners, { egressIPs: left.length > 0 ? left : undefined });
+          return withOwners(current, next.owners, { egressIPs: left.length > 0 ? left : undefined });
         },
         undefined,
         signal,
       );
+      return tookOff;
     },
   };
 }

@@ -5,6 +5,7 @@ import {
   thereBefore,
   withOwner,
   withOwners,
+  withoutAddressOwner,
   withoutOwner,
   type Owners,
 } from "../../../provider/provisioners/kubernetes/owners";
@@ -51,6 +52,37 @@ describe("owner records", () => {
     ],
   ])("withoutOwner: %s", (_what, owners, owner, expected) => {
     expect(withoutOwner(owners, "c", owner)).toEqual(expected);
+  });
+
+  it.each<[string, Owners, string | undefined, { owners: Owners; takeOff: boolean }]>([
+    ["its owner: taken off", { c: ["A"], d: ["B"] }, "A", { owners: { d: ["B"] }, takeOff: true }],
+    ["adopted by another owner since: stays", { c: ["B"] }, "A", { owners: { c: ["B"] }, takeOff: false }],
+    [
+      "a record that could not be read: stays",
+      { c: [thereBefore] },
+      "A",
+      { owners: { c: [thereBefore] }, takeOff: false },
+    ],
+    [
+      "nobody recorded (an earlier version's write): taken off",
+      { d: ["B"] },
+      "A",
+      { owners: { d: ["B"] }, takeOff: true },
+    ],
+    [
+      "an earlier version's assignment, nobody recorded: taken off",
+      {},
+      undefined,
+      { owners: {}, takeOff: true },
+    ],
+    [
+      "an earlier version's assignment, adopted since: stays",
+      { c: ["B"] },
+      undefined,
+      { owners: { c: ["B"] }, takeOff: false },
+    ],
+  ])("withoutAddressOwner: %s", (_what, owners, owner, expected) => {
+    expect(withoutAddressOwner(owners, "c", owner)).toEqual(expected);
   });
 
   it.each([
