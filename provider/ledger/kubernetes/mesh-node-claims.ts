@@ -43,8 +43,16 @@ class ClaimNodeStore implements Store {
     const written = existing
       ? await this.ledger.store.replace(existing, fields)
       : await this.ledger.store.create(ip, fields);
-    if (written) this.claims.push(written);
-    return written !== undefined;
+    if (written) {
+      this.claims.push(written);
+      return true;
+    }
+    // AlreadyExists: somebody planned this address since the listing. When it was for this node
+    // (another stack planning it at once), it is this node's address: never a second one.
+    const winner = await this.ledger.store.read(ip);
+    if (!winner) return false;
+    this.claims.push(winner);
+    return winner.nodeId === id;
   }
   async lastReservedIP(): Promise<string | undefined> {
     return undefined;

@@ -5,6 +5,8 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { ipAllocationProvider } from "../../../provider/resources/ip-allocation/ip-allocation-provider";
 import { ClaimStore } from "../../../provider/ledger/kubernetes/claim-store";
 import { kubeClients } from "../../../provider/kube/kube-config";
+import { kubeLedger } from "../../../provider/ledger/kubernetes/kube-ledger";
+import { planNodeAddress } from "../../../provider/ledger/kubernetes/mesh-node-claims";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 
 // The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
@@ -83,5 +85,30 @@ describe("node addresses in a shared pool", () => {
     for (const n of nodes) expect((await check(inputs("d", n))).failures ?? []).toEqual([]);
     const full = await check(inputs("d", "x6"));
     expect(full.failures?.[0]?.reason).toMatch(/no free address left in network 10\.42\.0\.0\/29/);
+  });
+
+  it("fault-injected: a listing that missed another stack's plan of the same node gives the node that address, never a second", async () => {
+    const pool = uniqueName("mesh-race");
+    const ledgerOf = (stack: string, clients = kubeClients("admin@test")) =>
+      kubeLedger({
+        stack,
+        stackId: `id-of-${stack}`,
+        clients,
+        ledger: { name: pool, namespace: ns, lockDuration: 10_000, lockAcquireTimeout: 30_000 },
+      });
+    const net = { network: "10.44.0.0/29", static: {} };
+    const first = await planNodeAddress(ledgerOf("o/p/a"), "urn:a", "n1", net);
+    expect(first).toMatch(/^10\.44\.0\.\d\/32$/);
+    // Stack b lists the pool as it was before stack a's plan: the Lease alone would have ordered them.
+    const real = kubeClients("admin@test");
+    const stale = Object.create(real.core) as typeof real.core;
+    stale.listNamespacedConfigMap = async (args) => {
+      const list = await real.core.listNamespacedConfigMap(args);
+      return { ...list, items: list.items.filter((cm) => cm.data?.nodeId !== "n1") };
+    };
+    const second = await planNodeAddress(ledgerOf("o/p/b", { ...real, core: stale }), "urn:b", "n1", net);
+    expect(second).toBe(first);
+    const claims = await new ClaimStore(real, ns, pool).list();
+    expect(claims.filter((c) => c.nodeId === "n1").map((c) => `${c.ip}/32`)).toEqual([first]);
   });
 });
