@@ -11,7 +11,8 @@
 // - Concurrent stacks: each program process writes under its own fresh directory (mode 0700), each
 //   pool object to its own file; a provider reads only the file its holders name.
 // - Cleanup: the program removes its directory when it exits, and the first pool of a program
-//   removes directories left by programs whose process is gone (killed).
+//   removes directories left by programs whose process is gone (killed): by PID within its own PID
+//   namespace only, since containers sharing /tmp each count PIDs of their own.
 // - Failure: a file the provider cannot read, or one shorter than the input says, fails the holder's
 //   check naming the file and the way out (`EGRESS_IPAM_POOL_QUEUE=inline`); it never plans alone.
 import * as fs from "node:fs";
@@ -39,8 +40,26 @@ function isRunning(pid: number): boolean {
   }
 }
 
-/** Removes queue directories in `tmp` whose program process is gone; errors are ignored. */
-export function sweepQueueDirs(tmp = os.tmpdir()): void {
+/**
+ * This process's PID namespace (`ns4026531836`, from /proc/self/ns/pid), or "" where there is none
+ * to read: a PID names a process only inside its namespace, and containers may share one /tmp.
+ */
+export function pidNamespace(): string {
+  try {
+    const inode = /\[(\d+)\]/.exec(fs.readlinkSync("/proc/self/ns/pid"))?.[1];
+    return inode ? `ns${inode}` : "";
+  } catch {
+    return "";
+  }
+}
+
+/**
+ * Removes queue directories in `tmp` whose program process is gone; errors are ignored. A directory
+ * names its program's PID and PID namespace (`pulumi-egress-ipam-queue-<pid>-ns<inode>-…`): one of
+ * another namespace (another container sharing /tmp) is never judged by a PID of ours, so it stays.
+ * Directories of earlier versions name no namespace and are judged by the PID alone, as they were.
+ */
+export function sweepQueueDirs(tmp = os.tmpdir(), namespace = pidNamespace()): void {
   let entries: string[] = [];
   try {
     entries = fs.readdirSync(tmp);
@@ -48,8 +67,11 @@ export function sweepQueueDirs(tmp = os.tmpdir()): void {
     return;
   }
   for (const entry of entries) {
-    const pid = Number(/^pulumi-egress-ipam-queue-(\d+)-/.exec(entry)?.[1]);
-    if (!Number.isInteger(pid) || pid === process.pid || isRunning(pid)) continue;
+    const m = /^pulumi-egress-ipam-queue-(\d+)-(?:(ns\d+)-)?/.exec(entry);
+    if (!m) continue;
+    const pid = Number(m[1]);
+    if (m[2] !== undefined && m[2] !== namespace) continue;
+    if (pid === process.pid || isRunning(pid)) continue;
     try {
       fs.rmSync(path.join(tmp, entry), { recursive: true, force: true });
     } catch {
@@ -62,7 +84,8 @@ export function sweepQueueDirs(tmp = os.tmpdir()): void {
 function queueDir(): { dir: string; next: number } {
   return shared("pool-queue-dir", String(process.pid), () => {
     sweepQueueDirs();
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${dirPrefix}${process.pid}-`));
+    const ns = pidNamespace();
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), `${dirPrefix}${process.pid}-${ns ? `${ns}-` : ""}`));
     process.once("exit", () => fs.rmSync(dir, { recursive: true, force: true }));
     return { dir, next: 0 };
   });

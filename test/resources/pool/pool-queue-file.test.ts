@@ -6,6 +6,7 @@ import { describe, expect, it } from "vitest";
 import { encodeHolder, urnPrefix } from "../../../provider/resources/pool/pool-queue-codec";
 import {
   isQueueFileRef,
+  pidNamespace,
   QueueFileWriter,
   readQueueFile,
   sweepQueueDirs,
@@ -66,5 +67,29 @@ describe("pool queue file", () => {
         .filter(([, dir]) => fs.existsSync(dir))
         .map(([k]) => k),
     ).toEqual(["running", "parent", "other"]);
+  });
+
+  it("judges a directory by its PID only within its own PID namespace (containers sharing /tmp)", () => {
+    const tmp = fs.mkdtempSync(path.join(os.tmpdir(), "sweep-"));
+    const gone = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], {
+      encoding: "utf8",
+    }).stdout;
+    const dirs = {
+      ours: path.join(tmp, `pulumi-egress-ipam-queue-${gone}-ns111-x1`),
+      // A live program in another container whose PID happens to be free here.
+      otherNamespace: path.join(tmp, `pulumi-egress-ipam-queue-${gone}-ns222-x2`),
+    };
+    for (const dir of Object.values(dirs)) fs.mkdirSync(dir);
+    sweepQueueDirs(tmp, "ns111");
+    expect(fs.existsSync(dirs.ours)).toBe(false);
+    expect(fs.existsSync(dirs.otherNamespace)).toBe(true);
+  });
+
+  it("names this program's directory with its PID and PID namespace", () => {
+    expect(pidNamespace()).toMatch(/^ns\d+$/);
+    const ref = new QueueFileWriter().append(line("x"));
+    expect(path.basename(path.dirname(ref.file))).toMatch(
+      new RegExp(`^pulumi-egress-ipam-queue-${process.pid}-${pidNamespace()}-`),
+    );
   });
 });
