@@ -17,6 +17,7 @@ import {
   type StackRef,
 } from "./claim-store";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
+import type { AllocationRecord } from "../stack/allocation-record";
 import { heldPlan, leftToItsOwnCheck, planAddresses } from "../planner";
 import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "../locker";
@@ -54,6 +55,12 @@ export interface KubeLedgerOptions {
   clients?: KubeClients;
   /** Who is asking, for lock-timeout messages. */
   holder?: string;
+  /**
+   * The stack's own records of a pool in its state (`stateRecords`): planning counts them as held
+   * where the ledger has no live claim (a pool just put on the ledger, claims lost), so two holders
+   * of the stack never get one address. Default: none.
+   */
+  records?: (pool: string) => Promise<AllocationRecord[]>;
 }
 
 /** The Kubernetes ledger, with what node addresses (kube-node-addresses) build on. */
@@ -108,6 +115,12 @@ interface Staged {
   fresh: boolean;
   /** The owner's earlier hold that another owner took over after it lapsed. */
   lost?: Claim;
+}
+
+/** A claim object as one write found it (`before`, undefined: none) and left it. */
+interface Written {
+  before: Claim | undefined;
+  after: Claim;
 }
 
 /** How a claim's `takenFrom` names its holder. */
@@ -172,6 +185,32 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     seq,
     expires: Date.now() + holdFor,
   });
+
+  /**
+   * `claims` (a copy) with what the stack's state records for `pool` where no live claim is: as
+   * claims of their holders that are never written over (no resourceVersion).
+   */
+  const withRecords = async (claims: Claim[], pool: string): Promise<Claim[]> => {
+    if (!opts.records) return claims;
+    const at = Date.now();
+    const live = new Set(claims.filter((c) => isLive(c, at)).map((c) => c.ip));
+    const recorded: Claim[] = [];
+    for (const r of await opts.records(pool)) {
+      for (const ip of r.ips) {
+        if (live.has(ip)) continue;
+        live.add(ip);
+        recorded.push({
+          ...hold(r.owner, r.seq),
+          state: "claim",
+          expires: 0,
+          ip,
+          resourceVersion: "",
+          uid: "",
+        });
+      }
+    }
+    return [...claims.filter((c) => !recorded.some((r) => r.ip === c.ip)), ...recorded];
+  };
 
   /** Reads the claim of `ip` into the view (after a lost race: the view was behind). */
   const reread = async (ip: string) => view.record(ip, await store.read(ip));
@@ -244,13 +283,15 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     const writes: Staged["writes"] = [];
     for (const ip of ips) {
       const existing = byIp.get(ip);
-      if (existing && ownedBy(existing, me, req.owner) && existing.state === "claim") continue;
       if (existing && isLive(existing, at) && !ofStack(existing, me) && req.adopt) {
         throw new IpamError(
           "IP_UNAVAILABLE",
           `${ip} in ${what} is held by ${who(existing)}; adopt takes over addresses of this stack only`,
         );
       }
+      // Planning (preview included) never weakens a claim: the owner's own stays as it is, and one this
+      // owner adopts stays its holder's claim until `reserve` takes it over at create.
+      if (existing?.state === "claim") continue;
       // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
       const takenFrom = existing && !ownedBy(existing, me, req.owner) ? holderOf(existing) : undefined;
       writes.push({ ip, existing, fields: { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) } });
@@ -297,7 +338,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     reqs: readonly PlanRequest[],
     skip?: (req: PlanRequest, claims: Claim[]) => boolean,
   ): Promise<Outcome<Plan>[]> => {
-    const claims = await view.claims();
+    const claims = await withRecords(await view.claims(), reqs[0]?.pool ?? "");
     const at = Date.now();
     const out: Outcome<Plan>[] = reqs.map(() => ({}));
     const staged: [number, Staged][] = [];
@@ -344,10 +385,69 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     }
   };
 
+  /**
+   * Turns `planned` into claims of `owner` (`instance`), one address after the other, recording in
+   * `written` what each write found and left.
+   * @throws IpamError IP_UNAVAILABLE naming the holder when another owner took an address (of this
+   *   stack and `adopt`: taken over).
+   */
+  const claimEach = async (
+    owner: string,
+    planned: Plan,
+    adopt: boolean,
+    instance: string | undefined,
+    written: Written[],
+  ): Promise<void> => {
+    const at = Date.now();
+    for (const ip of planned.ips) {
+      const c = await store.read(ip);
+      view.record(ip, c);
+      const foreign = c && !ownedBy(c, me, owner) && isLive(c, at);
+      if (foreign && !(adopt && ofStack(c, me))) {
+        throw new IpamError(
+          "IP_UNAVAILABLE",
+          `planned address ${ip} in ${what} was taken by ${who(c)} after it was planned ` +
+            `(its hold lapsed); run the update again to plan another`,
+        );
+      }
+      const takenFrom = c && !ownedBy(c, me, owner) ? holderOf(c) : c?.takenFrom;
+      const claim: ClaimFields = {
+        state: "claim",
+        stack: opts.stack,
+        owner,
+        seq: planned.seq,
+        expires: 0,
+      };
+      if (me.stackId !== undefined) claim.stackId = me.stackId;
+      if (instance !== undefined) claim.instance = instance;
+      // Rewriting an own claim of an earlier version (no identity) is how it migrates.
+      written.push({ before: c, after: await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim) });
+    }
+  };
+
+  /** Puts each claim object this process wrote back as it was before (deleted when there was none). */
+  const undo = async (written: Written[]): Promise<void> => {
+    for (const { before, after } of written.reverse()) {
+      if (before === undefined) {
+        if (await store.delete(after)) view.record(after.ip, undefined);
+        continue;
+      }
+      const {
+        ip: _ip,
+        resourceVersion: _rv,
+        uid: _uid,
+        created: _created,
+        malformed: _m,
+        ...fields
+      } = before;
+      view.record(after.ip, await store.replace(after, fields));
+    }
+  };
+
   /** Plans `req` alone, with the view again after each lost race. */
   const plan = (req: PlanRequest) =>
     retryOnConflict(`planning ${req.owner} in ${what}`, async () => {
-      const claims = await view.claims();
+      const claims = await withRecords(await view.claims(), req.pool);
       return commit(req, decide(req, claims, Date.now()), claims);
     });
 
@@ -388,30 +488,14 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     // No Lease: the Lease orders planning; a claim is a write preconditioned on what was read.
     reserve: (_pool, owner, planned, adopt, instance) =>
       retryOnConflict(`claiming ${planned.ips.join(", ")} for ${owner} in ${what}`, async () => {
-        const at = Date.now();
-        for (const ip of planned.ips) {
-          const c = await store.read(ip);
-          view.record(ip, c);
-          const foreign = c && !ownedBy(c, me, owner) && isLive(c, at);
-          if (foreign && !(adopt && ofStack(c, me))) {
-            throw new IpamError(
-              "IP_UNAVAILABLE",
-              `planned address ${ip} in ${what} was taken by ${who(c)} after it was planned ` +
-                `(its hold lapsed); run the update again to plan another`,
-            );
-          }
-          const takenFrom = c && !ownedBy(c, me, owner) ? holderOf(c) : c?.takenFrom;
-          const claim: ClaimFields = {
-            state: "claim",
-            stack: opts.stack,
-            owner,
-            seq: planned.seq,
-            expires: 0,
-          };
-          if (me.stackId !== undefined) claim.stackId = me.stackId;
-          if (instance !== undefined) claim.instance = instance;
-          // Rewriting an own claim of an earlier version (no identity) is how it migrates.
-          await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim);
+        const written: Written[] = [];
+        try {
+          await claimEach(owner, planned, Boolean(adopt), instance, written);
+        } catch (e) {
+          // Nothing half-claimed stays (a dual-stack pool whose second address went to another):
+          // what this attempt wrote goes back to what it was, and the create fails whole.
+          await undo(written).catch(() => undefined);
+          throw e;
         }
       }),
 

@@ -1,5 +1,5 @@
 import { AddressSet, IpamError } from "../../allocator";
-import { poolRecords } from "./allocation-record";
+import { poolRecords, type AllocationRecord } from "./allocation-record";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
 import { heldPlan, leftToItsOwnCheck, planAddresses, type Held } from "../planner";
 import { defaultLockTimings, inProcessLocker, withLock, type LockConfig } from "../locker";
@@ -103,6 +103,14 @@ function cachedExport(stack: string, load: (stack: string) => Promise<Checkpoint
     p.catch(() => forget("stack-export", stack));
     return p;
   });
+}
+
+/**
+ * The records of `pool` in the stack's checkpoint, as the stack ledger reads them (one export per
+ * stack per process): what a shared pool's planning counts as this stack's own besides its claims.
+ */
+export async function stateRecords(stack: string, pool: string): Promise<AllocationRecord[]> {
+  return poolRecords(await cachedExport(stack, (s) => exportStackResources(s)), pool);
 }
 
 /**

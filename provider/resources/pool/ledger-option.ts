@@ -6,7 +6,7 @@ import type { Props } from "../provider-props";
 import { ledgerNameProblem, namespaceProblem, parseDuration } from "../../ledger/kubernetes/claim-names";
 import { kubeLedger, type KubeLedger, type KubeLedgerConfig } from "../../ledger/kubernetes/kube-ledger";
 import type { Ledger } from "../../ledger/ledger";
-import { stackLedger } from "../../ledger/stack/stack-ledger";
+import { stackLedger, stateRecords } from "../../ledger/stack/stack-ledger";
 import { shown } from "../../core/text";
 
 /** The pool option `ledger` as the program gives it. */
@@ -105,7 +105,13 @@ export function sharedLedgerFor(
   if (!config) return undefined;
   const stackId = typeof props.stackId === "string" ? props.stackId : undefined;
   const stack = String(props.stack);
-  return kubeLedger({ stack, ...(stackId === undefined ? {} : { stackId }), ledger: config, holder });
+  return kubeLedger({
+    stack,
+    ...(stackId === undefined ? {} : { stackId }),
+    ledger: config,
+    holder,
+    records: (pool) => stateRecords(stack, pool),
+  });
 }
 
 /**

@@ -166,6 +166,30 @@ describe("kubeLedger", () => {
     expect((await a.plan(req)).ips).toEqual(["10.1.0.3"]);
   });
 
+  it("a create whose second address went to another stack leaves no claim of the first (dual stack)", async () => {
+    const pool = uniqueName("p");
+    const a = ledger("o/p/a", pool, { holdDuration: 1 });
+    const req = {
+      pool: "x",
+      owner: urn("a"),
+      requested: ["10.1.0.2", "10.1.0.3"],
+      choose: choose("10.1.0.0/29"),
+    };
+    const planned = await a.plan(req); // as at preview: a hold per address
+    await new Promise((r) => setTimeout(r, 20)); // both lapse
+    const b = ledger("o/p/b", pool);
+    const taken = await b.plan({ ...req, owner: urn("b"), requested: ["10.1.0.3"] });
+    await b.reserve("x", urn("b"), taken);
+    const err = await errorOf(a.reserve("x", req.owner, planned, false, "instance-a"));
+    expect(err?.code).toBe("IP_UNAVAILABLE");
+    // The first address is as a's plan left it (its hold), not a claim that no resource's state records.
+    const first = await a.store.read("10.1.0.2");
+    expect(first?.state).toBe("hold");
+    expect(first?.owner).toBe(urn("a"));
+    expect(first?.instance).toBeUndefined();
+    expect((await a.store.read("10.1.0.3"))?.owner).toBe(urn("b"));
+  });
+
   it("retries a write that meets a stale resourceVersion (forced), and gives up with CONFLICT", async () => {
     const pool = uniqueName("p");
     const clients = admin();
