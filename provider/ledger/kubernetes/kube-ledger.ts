@@ -1,4 +1,4 @@
-import { AddressSet, IpamError } from "../../allocator";
+import { IpamError } from "../../allocator";
 import { kubeClients, type KubeClients } from "../../kube/kube-config";
 import { retryOnConflict } from "../../kube/conflict-retry";
 import { isConflict } from "../../kube/kube-errors";
@@ -18,7 +18,8 @@ import {
 } from "./claim-store";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
 import type { AllocationRecord } from "../stack/allocation-record";
-import { heldPlan, leftToItsOwnCheck, planAddresses } from "../planner";
+import { leftToItsOwnCheck } from "../planner";
+import { decidePlan, withRecords, type StagedPlan } from "./plan-decision";
 import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "../locker";
 import { batched, type Outcome } from "./plan-batch";
@@ -106,25 +107,11 @@ function recentList(key: string, list: () => Promise<Claim[]>): Promise<Claim[]>
   return claims;
 }
 
-/** What {@link kubeLedger}'s planning decided for one request before writing it. */
-interface Staged {
-  plan: Plan;
-  /** Holds to write: over `existing` when there is one. */
-  writes: { ip: string; existing: Claim | undefined; fields: ClaimFields }[];
-  /** A new plan (its holds are released when one of its writes fails), not a renewal. */
-  fresh: boolean;
-  /** The owner's earlier hold that another owner took over after it lapsed. */
-  lost?: Claim;
-}
-
 /** A claim object as one write found it (`before`, undefined: none) and left it. */
 interface Written {
   before: Claim | undefined;
   after: Claim;
 }
-
-/** How a claim's `takenFrom` names its holder. */
-const holderOf = (c: Claim): string => holderKey(c, c.owner);
 
 /** Default hold lifetime: a preview's addresses stay held this long for the `up` that follows. */
 export const defaultHoldDuration = 15 * 60_000;
@@ -186,30 +173,10 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     expires: Date.now() + holdFor,
   });
 
-  /**
-   * `claims` (a copy) with what the stack's state records for `pool` where no live claim is: as
-   * claims of their holders that are never written over (no resourceVersion).
-   */
-  const withRecords = async (claims: Claim[], pool: string): Promise<Claim[]> => {
-    if (!opts.records) return claims;
-    const at = Date.now();
-    const live = new Set(claims.filter((c) => isLive(c, at)).map((c) => c.ip));
-    const recorded: Claim[] = [];
-    for (const r of await opts.records(pool)) {
-      for (const ip of r.ips) {
-        if (live.has(ip)) continue;
-        live.add(ip);
-        recorded.push({
-          ...hold(r.owner, r.seq),
-          state: "claim",
-          expires: 0,
-          ip,
-          resourceVersion: "",
-          uid: "",
-        });
-      }
-    }
-    return [...claims.filter((c) => !recorded.some((r) => r.ip === c.ip)), ...recorded];
+  /** The pool's claims as this process's view has them, with the stack's own records of `pool`. */
+  const claimsFor = async (pool: string): Promise<Claim[]> => {
+    const claims = await view.claims();
+    return opts.records ? withRecords(claims, await opts.records(pool), Date.now(), hold) : claims;
   };
 
   /** Reads the claim of `ip` into the view (after a lost race: the view was behind). */
@@ -243,67 +210,11 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     else claims.push(c);
   };
 
-  /**
-   * Chooses addresses for `req` against `claims` and says what to write, without writing: the
-   * owner's holds renewed, or new holds (a lapsed hold of another owner taken over).
-   * @throws IpamError IP_UNAVAILABLE and POOL_EXHAUSTED, as {@link planAddresses}.
-   */
-  const decide = (req: PlanRequest, claims: Claim[], at: number): Staged => {
-    const byIp = new Map(claims.map((c) => [c.ip, c]));
-    const mine = claims.filter((c) => ownedBy(c, me, req.owner));
-    const held = heldPlan(req, mine);
-    if (held) {
-      // Planning again renews the owner's holds (claims stay claims); one staged in this batch is new.
-      const writes = mine
-        .filter((c) => c.state === "hold" && held.ips.includes(c.ip) && c.resourceVersion !== "")
-        .map((c) => {
-          const renewed = hold(req.owner, c.seq);
-          return {
-            ip: c.ip,
-            existing: c,
-            fields: c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed,
-          };
-        });
-      return { plan: held, writes, fresh: false };
-    }
-    const live = claims.filter((c) => isLive(c, at));
-    const maxSeq = live.reduce((m, c) => Math.max(m, c.seq), 0);
-    const { ips, seq } = planAddresses(req, {
-      what,
-      taken: new AddressSet(live.map((c) => c.ip)),
-      latest: live.filter((c) => c.seq === maxSeq && maxSeq > 0).map((c) => c.ip),
-      maxSeq,
-      otherHolder: (ip, owner) => {
-        const other = byIp.get(ip);
-        if (!other || !isLive(other, at) || ownedBy(other, me, owner)) return undefined;
-        return { name: who(other), adoptable: ofStack(other, me) };
-      },
-      exhaustedNote: `shared ${what}, ${live.length} held`,
-    });
-    const writes: Staged["writes"] = [];
-    for (const ip of ips) {
-      const existing = byIp.get(ip);
-      if (existing && isLive(existing, at) && !ofStack(existing, me) && req.adopt) {
-        throw new IpamError(
-          "IP_UNAVAILABLE",
-          `${ip} in ${what} is held by ${who(existing)}; adopt takes over addresses of this stack only`,
-        );
-      }
-      // Planning (preview included) never weakens a claim: the owner's own stays as it is, and one this
-      // owner adopts stays its holder's claim until `reserve` takes it over at create.
-      if (existing?.state === "claim") continue;
-      // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
-      const takenFrom = existing && !ownedBy(existing, me, req.owner) ? holderOf(existing) : undefined;
-      writes.push({ ip, existing, fields: { ...hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) } });
-    }
-    // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
-    // run fails naming it once its new holds are written (what the owner's next plan gets).
-    const lost = claims.find((c) => tookFrom(c, me, req.owner) && !ips.includes(c.ip));
-    return { plan: { ips, seq }, writes, fresh: true, ...(lost ? { lost } : {}) };
-  };
+  const planning = { me, what, hold };
+  const decide = (req: PlanRequest, claims: Claim[], at: number) => decidePlan(req, claims, at, planning);
 
-  /** Writes what {@link decide} staged for `req`, in parallel, keeping `claims` current. */
-  const commit = async (req: PlanRequest, staged: Staged, claims: Claim[]): Promise<Plan> => {
+  /** Writes what {@link decidePlan} staged for `req`, in parallel, keeping `claims` current. */
+  const commit = async (req: PlanRequest, staged: StagedPlan, claims: Claim[]): Promise<Plan> => {
     const results = await Promise.allSettled(staged.writes.map((w) => put(w.ip, w.existing, w.fields)));
     const written = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     for (const c of written) keep(claims, c);
@@ -338,10 +249,10 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     reqs: readonly PlanRequest[],
     skip?: (req: PlanRequest, claims: Claim[]) => boolean,
   ): Promise<Outcome<Plan>[]> => {
-    const claims = await withRecords(await view.claims(), reqs[0]?.pool ?? "");
+    const claims = await claimsFor(reqs[0]?.pool ?? "");
     const at = Date.now();
     const out: Outcome<Plan>[] = reqs.map(() => ({}));
-    const staged: [number, Staged][] = [];
+    const staged: [number, StagedPlan][] = [];
     reqs.forEach((req, i) => {
       if (skip?.(req, claims)) return;
       try {
@@ -410,7 +321,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
             `(its hold lapsed); run the update again to plan another`,
         );
       }
-      const takenFrom = c && !ownedBy(c, me, owner) ? holderOf(c) : c?.takenFrom;
+      const takenFrom = c && !ownedBy(c, me, owner) ? holderKey(c, c.owner) : c?.takenFrom;
       const claim: ClaimFields = {
         state: "claim",
         stack: opts.stack,
@@ -447,7 +358,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   /** Plans `req` alone, with the view again after each lost race. */
   const plan = (req: PlanRequest) =>
     retryOnConflict(`planning ${req.owner} in ${what}`, async () => {
-      const claims = await withRecords(await view.claims(), req.pool);
+      const claims = await claimsFor(req.pool);
       return commit(req, decide(req, claims, Date.now()), claims);
     });
 

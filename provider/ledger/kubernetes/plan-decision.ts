@@ -1,0 +1,128 @@
+// What a shared pool's planning decides for one request, against the pool's claims as one view has
+// them, before anything is written: pure, so its rules can be tested case by case.
+import { AddressSet, IpamError } from "../../allocator";
+import type { Plan, PlanRequest } from "../ledger";
+import { heldPlan, planAddresses } from "../planner";
+import type { AllocationRecord } from "../stack/allocation-record";
+import {
+  describeHolder,
+  holderKey,
+  isLive,
+  ofStack,
+  ownedBy,
+  tookFrom,
+  type Claim,
+  type ClaimFields,
+  type StackRef,
+} from "./claim-store";
+
+/** What planning decided for one request before writing it. */
+export interface StagedPlan {
+  plan: Plan;
+  /** Holds to write: over `existing` when there is one. */
+  writes: { ip: string; existing: Claim | undefined; fields: ClaimFields }[];
+  /** A new plan (its holds are released when one of its writes fails), not a renewal. */
+  fresh: boolean;
+  /** The owner's earlier hold that another owner took over after it lapsed. */
+  lost?: Claim;
+}
+
+/** Who plans, and how: the stack, the pool as messages name it, and the hold a plan writes. */
+export interface Planning {
+  me: StackRef;
+  what: string;
+  /** A hold's fields for `owner` at `seq`, expiring after the hold duration. */
+  hold(owner: string, seq: number): ClaimFields;
+}
+
+/**
+ * Chooses addresses for `req` against `claims` (at wall-clock `at`) and says what to write: the
+ * owner's holds renewed, or new holds (a lapsed hold of another owner taken over). It never writes
+ * over a claim: the owner's own stays as it is, and one the owner adopts (of its stack) stays its
+ * holder's claim until `reserve` takes it over at create — so a preview can add holds, never
+ * weaken a claim.
+ * @throws IpamError IP_UNAVAILABLE (a requested address of another, or of another stack with
+ *   `adopt`) and POOL_EXHAUSTED, as {@link planAddresses}.
+ */
+export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Planning): StagedPlan {
+  const { me, what } = p;
+  const byIp = new Map(claims.map((c) => [c.ip, c]));
+  const mine = claims.filter((c) => ownedBy(c, me, req.owner));
+  const held = heldPlan(req, mine);
+  if (held) {
+    // Planning again renews the owner's holds (claims stay claims); one staged in this batch is new.
+    const writes = mine
+      .filter((c) => c.state === "hold" && held.ips.includes(c.ip) && c.resourceVersion !== "")
+      .map((c) => {
+        const renewed = p.hold(req.owner, c.seq);
+        return {
+          ip: c.ip,
+          existing: c,
+          fields: c.takenFrom ? { ...renewed, takenFrom: c.takenFrom } : renewed,
+        };
+      });
+    return { plan: held, writes, fresh: false };
+  }
+  const live = claims.filter((c) => isLive(c, at));
+  const maxSeq = live.reduce((m, c) => Math.max(m, c.seq), 0);
+  const { ips, seq } = planAddresses(req, {
+    what,
+    taken: new AddressSet(live.map((c) => c.ip)),
+    latest: live.filter((c) => c.seq === maxSeq && maxSeq > 0).map((c) => c.ip),
+    maxSeq,
+    otherHolder: (ip, owner) => {
+      const other = byIp.get(ip);
+      if (!other || !isLive(other, at) || ownedBy(other, me, owner)) return undefined;
+      return { name: describeHolder(other, me), adoptable: ofStack(other, me) };
+    },
+    exhaustedNote: `shared ${what}, ${live.length} held`,
+  });
+  const writes: StagedPlan["writes"] = [];
+  for (const ip of ips) {
+    const existing = byIp.get(ip);
+    if (existing && isLive(existing, at) && !ofStack(existing, me) && req.adopt) {
+      throw new IpamError(
+        "IP_UNAVAILABLE",
+        `${ip} in ${what} is held by ${describeHolder(existing, me)}; adopt takes over addresses of this stack only`,
+      );
+    }
+    if (existing?.state === "claim") continue;
+    // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
+    const takenFrom =
+      existing && !ownedBy(existing, me, req.owner) ? holderKey(existing, existing.owner) : undefined;
+    writes.push({ ip, existing, fields: { ...p.hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) } });
+  }
+  // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
+  // run fails naming it once its new holds are written (what the owner's next plan gets).
+  const lost = claims.find((c) => tookFrom(c, me, req.owner) && !ips.includes(c.ip));
+  return { plan: { ips, seq }, writes, fresh: true, ...(lost ? { lost } : {}) };
+}
+
+/**
+ * `claims` with what the stack's state `records` of the pool where no live claim is (a pool just
+ * put on a ledger, claims lost since): as claims of their holders, never written over (they have no
+ * resourceVersion), so planning never hands a holder of the stack another holder's address.
+ */
+export function withRecords(
+  claims: readonly Claim[],
+  records: readonly AllocationRecord[],
+  at: number,
+  hold: Planning["hold"],
+): Claim[] {
+  const live = new Set(claims.filter((c) => isLive(c, at)).map((c) => c.ip));
+  const recorded = new Map<string, Claim>();
+  for (const r of records) {
+    for (const ip of r.ips) {
+      if (live.has(ip) || recorded.has(ip)) continue;
+      recorded.set(ip, {
+        ...hold(r.owner, r.seq),
+        state: "claim",
+        expires: 0,
+        ip,
+        resourceVersion: "",
+        uid: "",
+      });
+    }
+  }
+  return [...claims.filter((c) => !recorded.has(c.ip)), ...recorded.values()];
+}

@@ -1,0 +1,121 @@
+// The planning decision of a shared pool, case by case: what it plans and what it would write,
+// against claims as a view has them (no server).
+import { describe, expect, it } from "vitest";
+import type { Claim, ClaimFields } from "../../../provider/ledger/kubernetes/claim-store";
+import { decidePlan, withRecords, type Planning } from "../../../provider/ledger/kubernetes/plan-decision";
+import { poolChooser, resolvePool } from "../../../provider/resources/pool/pool-spec";
+
+const now = 1_000_000;
+const me = { stack: "o/p/s", stackId: "stack-me" };
+const urn = (n: string) => `urn:pulumi:s::p::egress-ipam:IpAllocation::${n}`;
+const planning: Planning = {
+  me,
+  what: 'pool "egress"',
+  hold: (owner: string, seq: number): ClaimFields => ({
+    state: "hold",
+    stack: me.stack,
+    stackId: me.stackId,
+    owner,
+    seq,
+    expires: now + 60_000,
+  }),
+};
+const choose = poolChooser(resolvePool({ ranges: [{ subnet: "10.9.0.0/29" }] }).pool!);
+const claim = (ip: string, owner: string, more: Partial<Claim> = {}): Claim => ({
+  ip,
+  state: "claim",
+  stack: me.stack,
+  stackId: me.stackId,
+  owner: urn(owner),
+  seq: 1,
+  expires: 0,
+  resourceVersion: "7",
+  uid: `u-${ip}`,
+  ...more,
+});
+const other = { stack: "o/p/t", stackId: "stack-other" };
+
+describe("decidePlan", () => {
+  it.each([
+    ["an adopted claim of the stack (a rename at preview)", [claim("10.9.0.2", "web")], { adopt: true }],
+    ["the owner's own claim", [claim("10.9.0.2", "web2")], {}],
+  ])("plans %s without writing over it", (_, claims, more) => {
+    const staged = decidePlan(
+      { pool: "p", owner: urn("web2"), requested: ["10.9.0.2"], choose, ...more },
+      claims,
+      now,
+      planning,
+    );
+    expect(staged.plan.ips).toEqual(["10.9.0.2"]);
+    expect(staged.writes).toEqual([]);
+  });
+
+  it("takes over a lapsed hold of another stack, naming whose it was", () => {
+    const lapsed = claim("10.9.0.2", "x", { ...other, state: "hold", expires: now - 1 });
+    const staged = decidePlan({ pool: "p", owner: urn("web"), count: 1, choose }, [lapsed], now, planning);
+    expect(staged.plan.ips).toEqual(["10.9.0.2"]);
+    expect(staged.writes).toEqual([
+      {
+        ip: "10.9.0.2",
+        existing: lapsed,
+        fields: expect.objectContaining({ state: "hold", takenFrom: `stack-other ${urn("x")}` }),
+      },
+    ]);
+  });
+
+  it.each([
+    [
+      "a claim of another stack, even with adopt",
+      claim("10.9.0.2", "x", other),
+      true,
+      /adopt takes over addresses of this stack only/,
+    ],
+    [
+      "a claim of another resource of the stack, without adopt",
+      claim("10.9.0.2", "x"),
+      false,
+      /held by .*::x.*set adopt: true/,
+    ],
+  ])("refuses %s", (_, existing, adopt, message) => {
+    expect(() =>
+      decidePlan(
+        { pool: "p", owner: urn("web"), requested: ["10.9.0.2"], adopt, choose },
+        [existing],
+        now,
+        planning,
+      ),
+    ).toThrow(message);
+  });
+
+  it("renews the owner's holds, and writes nothing for a hold not yet written (no resourceVersion)", () => {
+    const held = claim("10.9.0.3", "web", { state: "hold", expires: now + 5 });
+    const staged = decidePlan({ pool: "p", owner: urn("web"), count: 1, choose }, [held], now, planning);
+    expect(staged.fresh).toBe(false);
+    expect(staged.writes.map((w) => [w.ip, w.fields.expires])).toEqual([["10.9.0.3", now + 60_000]]);
+    const unwritten = { ...held, resourceVersion: "" };
+    expect(
+      decidePlan({ pool: "p", owner: urn("web"), count: 1, choose }, [unwritten], now, planning).writes,
+    ).toEqual([]);
+  });
+});
+
+describe("withRecords", () => {
+  it("adds the state's records where no live claim is, as claims nobody writes over, and keeps live claims", () => {
+    const live = claim("10.9.0.2", "x", other);
+    const lapsed = claim("10.9.0.4", "y", { ...other, state: "hold", expires: now - 1 });
+    const records = [
+      { pool: "p", owner: urn("a"), ips: ["10.9.0.2"], seq: 1 }, // another stack's claim wins: refresh reports it
+      { pool: "p", owner: urn("b"), ips: ["10.9.0.3"], seq: 2 },
+      { pool: "p", owner: urn("c"), ips: ["10.9.0.4"], seq: 3 },
+    ];
+    const merged = withRecords([live, lapsed], records, now, planning.hold);
+    expect(merged.map((c) => [c.ip, c.owner, c.state, c.resourceVersion]).sort()).toEqual([
+      ["10.9.0.2", urn("x"), "claim", "7"],
+      ["10.9.0.3", urn("b"), "claim", ""],
+      ["10.9.0.4", urn("c"), "claim", ""],
+    ]);
+    // A new holder is planned around them, after the newest record in the pool's order.
+    const staged = decidePlan({ pool: "p", owner: urn("d"), count: 1, choose }, merged, now, planning);
+    expect(staged.plan).toEqual({ ips: ["10.9.0.5"], seq: 4 });
+  });
+});
