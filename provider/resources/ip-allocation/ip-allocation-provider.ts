@@ -20,7 +20,7 @@ import { assertSameCluster, isShared, ledgerFor, pinCluster, sharedLedgerFor } f
 import { IpamError } from "../../core/ipam-error";
 import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { holdersAhead, poolName, readQueue, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
@@ -245,7 +245,7 @@ export const ipAllocationProvider: ProviderImpl = {
     if (!record || !isShared(news.pool?.ledger)) return { outs };
     // The claims say who holds them now: this stack's identity and this instance (a claim of an
     // earlier version gets both here; a missing one is made again while the address is free).
-    const instance = typeof olds.instance === "string" ? olds.instance : randomUUID();
+    const instance = typeof olds.instance === "string" ? olds.instance : firstInstance(olds);
     const ledger = ledgerFor(news, news.pool.ledger, `IpAllocation ${record.owner} (update)`);
     await ledger.reserve(record.pool, record.owner, record, Boolean(news.adopt), instance);
     return { outs: { ...outs, instance } };
@@ -262,10 +262,29 @@ export const ipAllocationProvider: ProviderImpl = {
       "nothing was released",
     );
     const ledger = ledgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
-    const instance = typeof props.instance === "string" ? props.instance : undefined;
-    await ledger.release(record.pool, record.owner, record.ips, instance);
+    if (typeof props.instance === "string") {
+      await ledger.release(record.pool, record.owner, record.ips, props.instance);
+      return;
+    }
+    // No instance in state: the claims are an earlier version's, or those the first update wrote
+    // before it was interrupted (its outputs never saved).
+    await ledger.release(record.pool, record.owner, record.ips, undefined);
+    await ledger.release(record.pool, record.owner, record.ips, firstInstance(props));
   },
 };
+
+/**
+ * The instance a holder whose state has none (claims of an earlier version, a pool just put on a
+ * ledger) writes to its claims at its first update: made from what its state records, so a delete
+ * with that state finds those claims even when the update's outputs were never saved.
+ */
+function firstInstance(props: Props): string {
+  const record = readRecord(props);
+  const hex = createHash("sha256")
+    .update(JSON.stringify(["first instance", record?.pool, record?.owner, record?.ips]))
+    .digest("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20, 32)}`;
+}
 
 /** What is wrong with the claims of a holder of a shared pool (none for a stack-local pool or a node address). */
 async function claimProblems(props: Props, recent: boolean): Promise<ClaimProblem[]> {
