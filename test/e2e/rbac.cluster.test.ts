@@ -3,6 +3,7 @@
 // `limited`, bound to exactly the ClusterRoles docs/provisioners.md gives for the kind, read from
 // the docs themselves: a verb the code needs and the docs lack fails here with the API server's 403.
 // `pulumi-egress-ipam check` runs with the common role alone, as docs/cli.md says it may.
+// ocp-static with `cloud: aws` (moto's EC2) adds the documented cloud role.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import * as k8s from "@kubernetes/client-node";
@@ -11,6 +12,14 @@ import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea"
 import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
 import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
 import { runCli } from "../support/cli";
+import {
+  createWorld,
+  ec2Client,
+  motoCredentials,
+  secondaryIps,
+  startMoto,
+  type MotoServer,
+} from "../support/moto";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig, uniqueName } from "../support/kube";
 import {
@@ -45,10 +54,11 @@ function documentedRoles(): Map<string, Role> {
   return roles;
 }
 
-/** The documented roles of a kind: the common one and the kind's own. */
-function rolesOf(kind: Kind | "check"): Role[] {
+/** The documented roles of a kind: the common one and the kind's own (and the cloud one, with `cloud`). */
+function rolesOf(kind: Kind | "check", cloud = false): Role[] {
   const roles = documentedRoles();
-  const names = kind === "check" ? [observeRole] : [observeRole, kindRole(kind)];
+  const names =
+    kind === "check" ? [observeRole] : [observeRole, kindRole(kind), ...(cloud ? ["egress-ipam-cloud"] : [])];
   return names.map((name) => {
     const role = roles.get(name);
     if (!role)
@@ -376,3 +386,66 @@ describe.each(cases)(
     });
   },
 );
+
+// With cloud: aws the address is also an instance's secondary IP (moto's EC2): the Node's providerID
+// names the instance, read with the extra role the docs give for `cloud`.
+describe("ocp-static with cloud: aws as a user bound to exactly the documented ClusterRoles", () => {
+  const region = "us-east-1";
+  const zone = "us-east-1a";
+  let moto: MotoServer;
+  let w: SdnWorld<"a1", "x">;
+  let subnetId = "";
+  let granted: { revoke(): Promise<void> } | undefined;
+  let h: Harness | undefined;
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    const world = await createWorld(ec2Client(moto.endpoint, region), {
+      region,
+      subnets: { [zone]: "10.0.1.0/24" },
+      instances: { [zone]: [{}] },
+    });
+    subnetId = world.subnetIds[zone]!;
+    w = await sdnWorld({ a1: { zone: "a", providerID: `aws:///${zone}/${world.instanceIds[zone]![0]}` } }, [
+      "x",
+    ]);
+    granted = await grant(rolesOf("ocp-static", true));
+  }, 120_000);
+  afterAll(async () => {
+    if (granted) await h?.destroy().catch(() => undefined);
+    h?.dispose();
+    await granted?.revoke();
+    await w?.cleanup();
+    await moto?.stop();
+  });
+
+  it("up makes the address a secondary IP of the Node's instance and puts it on its HostSubnet; destroy takes both off", async () => {
+    h = Harness.create("rbac-ocp-static-aws", { env: { ...motoCredentials, KUBECONFIG: testKubeconfig() } });
+    const harness = h;
+    await h.program(async () => {
+      const pkg = harness.pkg<Pkg>("pulumi-egress-ipam");
+      const pool = new pkg.IpPool("egress", { ranges: [{ subnet: "10.0.1.0/24" }], cloudReserved: "aws" });
+      const e = new pkg.EgressIp("team", {
+        pool,
+        namespace: w.ns.x,
+        failureDomains: [w.zone("a")],
+        provisioner: {
+          kind: "ocp-static",
+          context: "limited@test",
+          nodeSelector: w.selector,
+          cloud: { kind: "aws", region, endpoint: moto.endpoint },
+        },
+      });
+      return { ips: e.ips };
+    });
+    await h.preview();
+    const [ip] = (await h.up()).outputs.ips!.value as string[];
+    const ec2 = ec2Client(moto.endpoint, region);
+    expect(Object.values(await secondaryIps(ec2, [subnetId]))).toEqual([[ip]]);
+    expect(await hostSubnetIps(w.node.a1)).toEqual([ip]);
+    await h.refresh();
+    await h.destroy();
+    expect(await secondaryIps(ec2, [subnetId])).toEqual({});
+    expect(await hostSubnetIps(w.node.a1)).toEqual([]);
+  });
+});
