@@ -8,8 +8,10 @@
 #
 # The kubeconfig (.tools/kube/kubeconfig) authenticates with bearer tokens from a static token file
 # and embeds the cluster CA. KUBE_TEST_CLUSTER_STATE names another state folder for a second,
-# private cluster (a test that restarts its API server must not disturb the others' cluster). Contexts: `admin@test` (current; group system:masters) and
-# `limited@test` (user `limited`, no permissions until a test grants some with RBAC).
+# private cluster (a test that restarts its API server must not disturb the others' cluster). Contexts: `admin@test` (current; group system:masters),
+# `limited@test` (user `limited`, no permissions until a test grants some with RBAC, and then only in
+# a namespace of its own, since other tests expect its refusals), and `contract@test` (user
+# `contract`, no permissions: the RBAC contract tests bind it cluster-wide to documented roles).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 state="${KUBE_TEST_CLUSTER_STATE:-$root/.tools/kube}"
@@ -96,14 +98,16 @@ start() {
   openssl rsa -in "$pki/sa.key" -pubout -out "$pki/sa.pub" 2>/dev/null
 
   # Static bearer tokens: token,user,uid,"groups".
-  local admin_token limited_token kcm_token
+  local admin_token limited_token contract_token kcm_token
   admin_token="$(openssl rand -hex 24)"
   limited_token="$(openssl rand -hex 24)"
+  contract_token="$(openssl rand -hex 24)"
   kcm_token="$(openssl rand -hex 24)"
   echo "$admin_token" >"$data/admin.token"
   {
     echo "$admin_token,admin,admin,\"system:masters\""
     echo "$limited_token,limited,limited"
+    echo "$contract_token,contract,contract"
     echo "$kcm_token,system:kube-controller-manager,kcm,\"system:masters\""
   } >"$data/tokens.csv"
 
@@ -132,8 +136,8 @@ start() {
     sleep 0.5
   done
 
-  write_kubeconfig "$kubeconfig" "$pki/ca.crt" "$api_port" "$admin_token" "$limited_token"
-  write_kubeconfig "$data/kcm.kubeconfig" "$pki/ca.crt" "$api_port" "$kcm_token" "$limited_token"
+  write_kubeconfig "$kubeconfig" "$pki/ca.crt" "$api_port" "$admin_token" "$limited_token" "$contract_token"
+  write_kubeconfig "$data/kcm.kubeconfig" "$pki/ca.crt" "$api_port" "$kcm_token" "$limited_token" "$contract_token"
   "$bin/kube-controller-manager" --kubeconfig "$data/kcm.kubeconfig" \
     --controllers namespace-controller,garbage-collector-controller --leader-elect=false \
     --bind-address 127.0.0.1 --secure-port 0 --use-service-account-credentials=false --v 1 \
@@ -179,9 +183,9 @@ restart_apiserver() {
   log "restarted: kube-apiserver https://127.0.0.1:$api_port"
 }
 
-# A kubeconfig with the cluster CA embedded and two token users; the first is the current context.
+# A kubeconfig with the cluster CA embedded and three token users; the first is the current context.
 write_kubeconfig() {
-  local file="$1" ca="$2" port="$3" token="$4" limited="$5"
+  local file="$1" ca="$2" port="$3" token="$4" limited="$5" contract="$6"
   local umask_was
   umask_was="$(umask)"
   umask 077
@@ -200,11 +204,16 @@ users:
   - name: limited
     user:
       token: $limited
+  - name: contract
+    user:
+      token: $contract
 contexts:
   - name: admin@test
     context: { cluster: test, user: admin }
   - name: limited@test
     context: { cluster: test, user: limited }
+  - name: contract@test
+    context: { cluster: test, user: contract }
 current-context: admin@test
 YAML
   umask "$umask_was"

@@ -1,6 +1,6 @@
 // RBAC as a contract: every Kubernetes provisioner kind runs its whole lifecycle (preview, up,
 // refresh, adopt where the kind has it, a CidrAssignment where it has one, destroy) as the user
-// `limited`, bound to exactly the ClusterRoles docs/provisioners.md gives for the kind, read from
+// `contract`, bound to exactly the ClusterRoles docs/provisioners.md gives for the kind, read from
 // the docs themselves: a verb the code needs and the docs lack fails here with the API server's 403.
 // `pulumi-egress-ipam check` runs with the common role alone, as docs/cli.md says it may.
 // ocp-static with `cloud: aws` (moto's EC2) adds the documented cloud role.
@@ -69,7 +69,7 @@ function rolesOf(kind: Kind | "check", cloud = false): Role[] {
   });
 }
 
-const user = { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "limited" };
+const user = { kind: "User", apiGroup: "rbac.authorization.k8s.io", name: "contract" };
 
 /** Every (group, resource, verb) the rules grant. */
 const grantsOf = (roles: Role[]) =>
@@ -83,11 +83,11 @@ const grantsOf = (roles: Role[]) =>
     ),
   );
 
-/** Whether the API server's authorizer lets `limited` do it now. */
+/** Whether the API server's authorizer lets `contract` do it now. */
 async function allowed(g: { group: string; resource: string; verb: string }): Promise<boolean> {
   const review = await kube()
     .config.makeApiClient(k8s.AuthorizationV1Api)
-    .createSubjectAccessReview({ body: { spec: { user: "limited", resourceAttributes: g } } });
+    .createSubjectAccessReview({ body: { spec: { user: "contract", resourceAttributes: g } } });
   return review.status?.allowed === true;
 }
 
@@ -101,7 +101,7 @@ async function settle(grants: ReturnType<typeof grantsOf>, want: boolean): Promi
   throw new Error(`RBAC grants did not ${want ? "take effect" : "go away"} in 10 s`);
 }
 
-/** Binds `limited` to copies (uniquely named) of the roles; `revoke` deletes them and waits until they are gone. */
+/** Binds `contract` to copies (uniquely named) of the roles; `revoke` deletes them and waits until they are gone. */
 async function grant(roles: Role[]): Promise<{ revoke(): Promise<void> }> {
   const { rbac } = kube();
   const prefix = uniqueName("rbac-test");
@@ -241,7 +241,7 @@ describe.each(cases)(
     const sdn = kind === "ocp-static" || kind === "ocp-dynamic";
     const provisioner = () => ({
       kind,
-      context: "limited@test",
+      context: "contract@test",
       nodeSelector: w.selector,
       ...(kind === "antrea" ? { externalIPPool: "egress-pool" } : {}),
     });
@@ -431,7 +431,7 @@ describe("ocp-static with cloud: aws as a user bound to exactly the documented C
         failureDomains: [w.zone("a")],
         provisioner: {
           kind: "ocp-static",
-          context: "limited@test",
+          context: "contract@test",
           nodeSelector: w.selector,
           cloud: { kind: "aws", region, endpoint: moto.endpoint },
         },
