@@ -62,7 +62,7 @@ export class Harness {
    */
   static create(
     projectName = "egress-ipam-test",
-    options: { env?: Record<string, string>; consumerDir?: string } = {},
+    options: { env?: Record<string, string>; consumerDir?: string; pulumiRoot?: string } = {},
   ): Harness {
     const consumerDir = options.consumerDir ?? process.env.EGRESS_IPAM_CONSUMER;
     if (!consumerDir)
@@ -71,8 +71,12 @@ export class Harness {
     fs.mkdirSync(runs, { recursive: true });
     const h = new Harness(consumerDir, fs.mkdtempSync(path.join(runs, `${projectName}-`)), projectName);
     h.extraEnv = { ...options.env };
+    h.pulumiRoot = options.pulumiRoot;
     return h;
   }
+
+  /** A folder whose `bin/pulumi` runs every command instead of the CLI on PATH (`options.pulumiRoot`). */
+  private pulumiRoot?: string;
 
   /**
    * A harness for a Pulumi project folder (`Pulumi.yaml`, `index.ts`), run as a user runs it: the
@@ -144,6 +148,9 @@ export class Harness {
         // provider resolves `pulumi-egress-ipam/...` from there. The Automation API's default is
         // the test process's working directory; point it into the consumer project instead.
         projectSettings: { name: this.projectName, runtime: "nodejs", main: this.workDir },
+        ...(this.pulumiRoot && {
+          pulumiCommand: await this.auto.PulumiCommand.get({ root: this.pulumiRoot, skipVersionCheck: true }),
+        }),
       },
     );
     return this.stack;

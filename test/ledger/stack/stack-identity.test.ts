@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { deriveIdentity, storedIdentity } from "../../../provider/ledger/stack/stack-identity";
+import {
+  newIdentity,
+  secretsFingerprint,
+  storedIdentity,
+  taggedIdentity,
+} from "../../../provider/ledger/stack/stack-identity";
 
 const exported = (resources: object[]) => ({ version: 3, deployment: { resources } });
 const own = "pulumi-nodejs:dynamic/egress-ipam:IpAllocation";
@@ -22,16 +27,36 @@ describe("stack identity", () => {
     expect(storedIdentity(exported(resources), "o/p/s")).toBe(id);
   });
 
-  it("differs for the same stack name on two backends, and for two stacks of one backend", () => {
-    const salt = { type: "passphrase", state: { salt: "v1:abc" } };
-    const a = deriveIdentity("file:///state/a", "organization/network/prod", salt);
-    expect(a).toMatch(/^stack-[0-9a-f]{24}$/);
-    expect(deriveIdentity("file:///state/a", "organization/network/prod", salt)).toBe(a);
-    expect(deriveIdentity("file:///state/b", "organization/network/prod", salt)).not.toBe(a);
-    expect(deriveIdentity("file:///state/a", "organization/network/dev", salt)).not.toBe(a);
-    // The same Pulumi.<stack>.yaml (and so salt) copied to two backends still gives two identities.
-    expect(deriveIdentity("s3://bucket-b", "organization/network/prod", salt)).not.toBe(
-      deriveIdentity("s3://bucket-a", "organization/network/prod", salt),
-    );
+  it("is random: two stacks with one name, one backend URL and one salt get two", () => {
+    const ids = new Set(Array.from({ length: 1000 }, newIdentity));
+    expect(ids.size).toBe(1000);
+    for (const id of ids) expect(id).toMatch(/^stack-[0-9a-f]{24}$/);
+  });
+
+  const salt = { type: "passphrase", state: { salt: "v1:abc" } };
+  const mine = secretsFingerprint({ deployment: { secrets_providers: salt } });
+  const other = secretsFingerprint({
+    deployment: { secrets_providers: { ...salt, state: { salt: "v1:xyz" } } },
+  });
+
+  it("fingerprints the secrets provider state, or its absence", () => {
+    expect(mine).toMatch(/^secrets [0-9a-f]{16}$/);
+    expect(other).not.toBe(mine);
+    expect(secretsFingerprint({ deployment: {} })).toBe("secrets none");
+  });
+
+  it.each([
+    ["no tag", undefined, undefined],
+    ["an empty tag", "", undefined],
+    ["made for this stack's secrets", `stack-1 for ${mine}`, "stack-1"],
+    [
+      "made before the checkpoint had secrets (kept at the first update)",
+      "stack-2 for secrets none",
+      "stack-2",
+    ],
+    ["set by hand", "  team-a-prod ", "team-a-prod"],
+    ["left behind by a stack renamed away (other secrets)", `stack-3 for ${other}`, undefined],
+  ])("a tag: %s", (_, value, id) => {
+    expect(taggedIdentity(value, mine)).toBe(id);
   });
 });
