@@ -52,14 +52,17 @@ ln -sf "$cli" "$tools/bin/pulumi"
 # 4. The dynamic-provider plugin the engine starts for pulumi-nodejs:dynamic:Resource, next to the
 # CLI, where the engine looks for bundled plugins. It runs the @pulumi/pulumi of the project the
 # engine runs in, so a consumer's own version serves its stack.
+# Written beside it and renamed: a run of this setup while tests start plugins (another `npm run`)
+# must never let one read a half-written script.
 plugin="$(dirname "$cli")/pulumi-resource-pulumi-nodejs"
-cat >"$plugin" <<SH
+cat >"$plugin.$$" <<SH
 #!/usr/bin/env bash
 node_bin="$tools/bin/node"
 entry="\$("\$node_bin" -p 'require.resolve("@pulumi/pulumi/cmd/dynamic-provider", { paths: [process.cwd(), "$root"] })')"
 exec "\$node_bin" "\$entry" "\$@"
 SH
-chmod +x "$plugin"
+chmod +x "$plugin.$$"
+mv -f "$plugin.$$" "$plugin"
 ln -sf "$plugin" "$tools/bin/pulumi-resource-pulumi-nodejs"
 # 5. moto's EC2 server, which the AWS provisioner's tests run against, in a Python venv at a pinned
 # version. The wrapper reports that version, so a later run skips the install in a fraction of a second.
