@@ -124,9 +124,19 @@ export interface InstanceSettings {
    */
   owner?: string;
   /**
-   * Whether items already on an object without this owner recorded count as this owner's: for a
-   * CidrAssignment written by an earlier version (which recorded nobody), for an EgressIpAssignment
-   * with `adopt: true`.
+   * Which items already on an object count as this owner's (see {@link AdoptPresent}): `true` for a
+   * CidrAssignment written by an earlier version (which recorded nobody) and for the create of an
+   * EgressIpAssignment with `adopt: true`; `"unrecorded"` for an EgressIpAssignment's update.
    */
-  adoptPresent?: boolean;
+  adoptPresent?: AdoptPresent;
 }
+
+/**
+ * Which addresses already listed where an owner puts one count as its own. `true` (create with
+ * `adopt: true`): whatever is there, taken over. `false` or absent (create): only what is recorded
+ * for this owner (the retry of an interrupted create). `"unrecorded"` (update: put back after
+ * drift, move): what is recorded for this owner or for nobody (an earlier version recorded
+ * nobody), never what another owner's record names (an adopter's). A platform whose unrecorded
+ * addresses prove nothing (aws: an untagged EC2 address) treats `"unrecorded"` as `false`.
+ */
+export type AdoptPresent = boolean | "unrecorded";

@@ -3,7 +3,9 @@
 // NEW (another project, the same namespace and pool range) adopts it and becomes its recorded owner;
 // OLD's destroy succeeds and leaves the address on the platform, NEW's refresh and preview find
 // nothing to change, and NEW's destroy takes it off. The same inside one stack: an EgressIp renamed
-// with adopt: true (the new one is created, adopting, before the old one is deleted).
+// with adopt: true (the new one is created, adopting, before the old one is deleted). And OLD, kept in
+// its program after NEW adopted: its refresh reports the address as not its own, and its next `up`
+// fails naming NEW rather than taking the address back.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
@@ -43,7 +45,7 @@ const ownersOf = (o: Obj | undefined, ip: string): string[] | undefined => {
 };
 
 describe("adopt: true hands an address over; the old owner's delete leaves it in place", () => {
-  let w: SdnWorld<"n1" | "n2", Kind | `${Kind}-r`>;
+  let w: SdnWorld<"n1" | "n2", Kind | `${Kind}-r` | `${Kind}-d`>;
   const harnesses: Harness[] = [];
   const stack = (project: string) => {
     const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
@@ -138,6 +140,7 @@ describe("adopt: true hands an address over; the old owner's delete leaves it in
     w = await sdnWorld({ n1: { zone: "a" }, n2: { zone: "a" } }, [
       ...kinds,
       ...kinds.map((k) => `${k}-r` as const),
+      ...kinds.map((k) => `${k}-d` as const),
     ]);
   });
   afterAll(async () => {
@@ -218,6 +221,52 @@ describe("adopt: true hands an address over; the old owner's delete leaves it in
       await noDrift(h);
 
       await h.destroy();
+      expect((await platform(kind, namespace, ip!)).where).toEqual([]);
+    },
+    400_000,
+  );
+
+  it.each(kinds.map((kind, i) => [kind, i] as const))(
+    "%s: the old stack's refresh reports an adopted address as not its own, and its up does not take it back",
+    async (kind, i) => {
+      const namespace = w.ns[`${kind}-d`];
+      const subnet = `${net}.${208 + 8 * i}/29`;
+      const old = stack(`handover-drift-old-${kind}`);
+      await old.program(program(old, kind, namespace, subnet));
+      const up = await old.up();
+      const [ip] = up.outputs.ips!.value as string[];
+      const [host] = up.outputs.hosts!.value as string[];
+      await asAntrea(kind, namespace, ip!, host!);
+
+      const adopter = stack(`handover-drift-new-${kind}`);
+      await adopter.program(
+        program(adopter, kind, namespace, subnet, {
+          adopt: true,
+          ...(readsNamespace(kind) ? {} : { ips: [ip!] }),
+        }),
+      );
+      await adopter.up();
+      const owner = await ownerIn(adopter, "team");
+      expect(owner).toMatch(/ urn:pulumi:.*handover-drift-new/);
+      const theirs = { where: placed(kind, namespace, ip!, host!), owners: [owner] };
+      expect(await platform(kind, namespace, ip!)).toEqual(theirs);
+
+      // OLD's refresh: the address is on its host, but NEW's now: drift, naming NEW.
+      expect(changesOf((await old.refresh()).summary.resourceChanges)).toEqual({ update: 1 });
+      const state = (await old.resources()).find((x) => x.type.endsWith("EgressIpAssignment"))!;
+      expect(state.outputs).toMatchObject({ host: "", placement: { state: "missing", from: host } });
+      const reason = (state.outputs!.placement as { reason: string }).reason;
+      expect(reason).toContain(ip!);
+      expect(reason).toContain(`taken over by ${owner} (adopt)`);
+
+      // OLD's up fails naming NEW, and NEW's record and the platform object stay NEW's.
+      await expect(old.up()).rejects.toThrow(owner);
+      expect(await platform(kind, namespace, ip!)).toEqual(theirs);
+      await noDrift(adopter);
+
+      await old.destroy();
+      expect(await platform(kind, namespace, ip!)).toEqual(theirs);
+      await adopter.destroy();
       expect((await platform(kind, namespace, ip!)).where).toEqual([]);
     },
     400_000,

@@ -8,7 +8,7 @@ import { parsePrefix } from "../../allocator/prefix";
 import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
-import type { EgressIPProvisioner } from "../egress-ip-provisioner";
+import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { AwsProvisionerConfig } from "./aws-provisioner-config";
 
 /** Tuning of the `aws` provisioner that does not belong in state (tests shorten the waits). */
@@ -55,9 +55,11 @@ export interface AwsProvisioner extends EgressIPProvisioner {
    * without this owner's tag; a removal takes the address off only where the record, read
    * immediately before, names no other owner; `checkIP` fails for an address another owner's tag
    * claims. An untagged address on the host (placed by an earlier version) is this owner's for a
-   * move, a removal and `checkIP`. The provisioner itself (no owner) writes and checks no tags.
+   * move, a removal and `checkIP`, but not for putting it back: an untagged EC2 address proves no
+   * ownership (a VPC CNI warm IP), so `adopt: "unrecorded"` (an update) takes over nothing, as
+   * `false`. The provisioner itself (no owner) writes and checks no tags.
    */
-  forOwner(owner: string, adopt?: boolean): EgressIPProvisioner;
+  forOwner(owner: string, adopt?: AdoptPresent): EgressIPProvisioner;
 }
 
 /** An EC2 failure rethrown with what we were doing, the EC2 code and message, and what to do. */
@@ -76,7 +78,7 @@ function ec2Failure(doing: string, err: unknown, hint = ""): Error {
  * retried on throttling and, where a resource must exist, on eventual consistency.
  */
 export function awsProvisioner(
-  config: AwsProvisionerConfig & { owner?: string; adoptPresent?: boolean },
+  config: AwsProvisionerConfig & { owner?: string; adoptPresent?: AdoptPresent },
   options: AwsProvisionerOptions = {},
 ): AwsProvisioner {
   const region = config.region;
@@ -172,7 +174,8 @@ export function awsProvisioner(
    * The methods that put addresses on and take them off, acting for `owner` (see
    * {@link AwsProvisioner.forOwner}); without one, no tag is written or checked.
    */
-  const owned = (owner: string | undefined, adopt = false) => {
+  const owned = (owner: string | undefined, adoptPresent?: AdoptPresent) => {
+    const adopt = adoptPresent === true;
     const tagged = owner === undefined ? undefined : ownerTagValue(owner);
     const recordOf = (eni: Eni, ip: string) => eni.tags?.[ownerTagKey(ip)];
     /** Why `eni`'s tag says the address is not this owner's ("" when it is, or nobody's tag is there). */

@@ -3,7 +3,7 @@ import { parseAddress } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, listObjects, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
-import type { InstanceSettings } from "../egress-ip-provisioner";
+import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import {
   addressesWithin,
   api,
@@ -14,7 +14,14 @@ import {
 } from "./egress-view";
 import type { AntreaProvisionerConfig } from "./kube-provisioner-config";
 import { plannerFor, type AddressLocations } from "./node-planner";
-import { ownersAnnotation, ownersValue, readOwners, refuseUnowned, withoutAddressOwner } from "./owners";
+import {
+  ownersAnnotation,
+  ownersValue,
+  readOwners,
+  refuseTakenOver,
+  refuseUnowned,
+  withoutAddressOwner,
+} from "./owners";
 import { managedBy, namespaceNameLabel } from "./ovn";
 import { shellCommand } from "../../core/text";
 
@@ -91,8 +98,12 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     return planner.choose({ zone, ip, namespace, locations: antreaLocations(view) }, signal);
   };
 
-  /** Creates or updates the address's Egress object, this assignment recorded as its owner. */
-  const put = async (ip: string, doing: string, takeOver: boolean, signal?: AbortSignal) => {
+  /**
+   * Creates or updates the address's Egress object, this assignment recorded as its owner: one that
+   * lists the address for another owner is refused unless `adopt` lets it (see refuseUnowned); one
+   * not managed by this package only with `adopt: true`.
+   */
+  const put = async (ip: string, doing: string, adopt: AdoptPresent | undefined, signal?: AbortSignal) => {
     const name = ns(doing);
     const objectName = antreaObjectName(name, ip);
     const other = (await readEgressView(kube)).antreaEgresses.find(
@@ -128,14 +139,14 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
             } as KubeObject,
           };
         }
-        if (!isManaged(current.metadata?.labels ?? {}) && !takeOver) {
+        if (!isManaged(current.metadata?.labels ?? {}) && adopt !== true) {
           throw new Error(
             `${doing}: Egress ${objectName} exists and is not managed by pulumi-egress-ipam; rename or delete it, ` +
               `or set adopt: true on the EgressIp to take it over, then run pulumi up again`,
           );
         }
         const owners = readOwners(current, [ip]);
-        if (owner) refuseUnowned(owners, ip, owner, takeOver, `Egress ${objectName}`);
+        if (owner) refuseUnowned(owners, ip, owner, adopt, `Egress ${objectName}`);
         const value = record(owners);
         const was = (current.spec ?? {}) as Record<string, unknown>;
         const same =
@@ -167,7 +178,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     async addSpecifiedIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
       const doing = `writing Egress for ${ip} of namespace ${namespace}`;
-      planner.record(ip, host, await put(ip, doing, Boolean(config.adoptPresent), signal));
+      planner.record(ip, host, await put(ip, doing, config.adoptPresent, signal));
     },
 
     async addRandomIP(host) {
@@ -205,9 +216,11 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     },
 
     async moveIP(rawIp, _oldHost, newHost, signal) {
-      // Antrea moves addresses itself; the object only has to be there.
+      // Antrea moves addresses itself; the object only has to be there. A move is an update:
+      // never of another owner's address.
       const ip = canonicalAddress(rawIp);
-      planner.record(ip, newHost, await put(ip, `keeping the Egress of ${ip}`, true, signal));
+      const doing = `keeping the Egress of ${ip}`;
+      planner.record(ip, newHost, await put(ip, doing, config.adoptPresent ?? "unrecorded", signal));
     },
 
     async checkIP(rawIp, host) {
@@ -231,6 +244,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
           `egress IP ${ip}: Egress ${objectName} is not as written (${drift}); run pulumi up to put it back`,
         );
       }
+      refuseTakenOver(readOwners(object, [ip]), ip, owner, `Egress ${objectName}`);
       if (!egress!.node) {
         throw new Error(
           `Antrea has not put egress IP ${ip} on any node (Egress ${objectName} has no status.egressNode); ` +

@@ -2,7 +2,7 @@ import { canonicalAddress } from "../../allocator";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, type KubeObject } from "../../kube/object-edit";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
-import type { InstanceSettings } from "../egress-ip-provisioner";
+import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import { compensated } from "./address-lists";
 import {
   ciliumLocations,
@@ -31,6 +31,7 @@ import {
   ownersAnnotation,
   ownersValue,
   readOwners,
+  refuseTakenOver,
   refuseUnowned,
   withoutAddressOwner,
   type Owners,
@@ -137,8 +138,17 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     );
   };
 
-  /** Pins `ip` to `host` in the namespace's policy (adding its gateway, or moving it), owned by this assignment. */
-  const pin = (ip: string, host: string, doing: string, takeOver: boolean, signal?: AbortSignal) => {
+  /**
+   * Pins `ip` to `host` in the namespace's policy (adding its gateway, or moving it), owned by this
+   * assignment: a gateway of another owner's is refused unless `adopt` lets it (see refuseUnowned).
+   */
+  const pin = (
+    ip: string,
+    host: string,
+    doing: string,
+    adopt: AdoptPresent | undefined,
+    signal?: AbortSignal,
+  ) => {
     const name = ns(doing);
     return editPolicy(
       name,
@@ -146,7 +156,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       false,
       (gateways, owners) => {
         if (gateways.some((g) => g.ip === ip) && owner) {
-          refuseUnowned(owners, ip, owner, takeOver, `CiliumEgressGatewayPolicy ${ciliumObjectName(name)}`);
+          refuseUnowned(owners, ip, owner, adopt, `CiliumEgressGatewayPolicy ${ciliumObjectName(name)}`);
         }
         const next = gateways.some((g) => g.ip === ip)
           ? gateways.map((g) => (g.ip === ip ? { ip, node: host } : g))
@@ -184,8 +194,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const ip = canonicalAddress(rawIp);
       const name = ns(`putting ${ip} on gateway ${host}`);
       refuseForeign(ip, name, await readEgressView(kube));
-      const write = () =>
-        pin(ip, host, `pinning ${ip} to gateway ${host}`, Boolean(config.adoptPresent), signal);
+      const write = () => pin(ip, host, `pinning ${ip} to gateway ${host}`, config.adoptPresent, signal);
       if (!cloud) await write();
       else {
         const instance = await instanceOf(host);
@@ -239,7 +248,9 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     async moveIP(rawIp, oldHost, newHost, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`moving ${ip} to gateway ${newHost}`);
-      const write = () => pin(ip, newHost, `moving ${ip} to gateway ${newHost}`, true, signal);
+      // A move is an update: never of another owner's address.
+      const adopt = config.adoptPresent ?? "unrecorded";
+      const write = () => pin(ip, newHost, `moving ${ip} to gateway ${newHost}`, adopt, signal);
       if (!cloud) await write();
       else {
         // The instance first: the policy never names a gateway that lacks the address for long.
@@ -267,16 +278,21 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
             `run pulumi up to put it back`,
         );
       }
+      const raw = (await kube.objects.read({
+        ...policyRef(objectName),
+        metadata: { name: objectName },
+      })) as KubeObject;
+      const record = readOwners(
+        raw,
+        policy!.gateways.map((g) => g.ip),
+      );
+      refuseTakenOver(record, ip, owner, `CiliumEgressGatewayPolicy ${objectName}`);
       if (gateway.node !== host) {
         throw new Error(
           `CiliumEgressGatewayPolicy ${objectName} pins ${ip} to ${gateway.node ? `node ${gateway.node}` : "no single node"}, ` +
             `not ${host}; run pulumi up to put it back`,
         );
       }
-      const raw = (await kube.objects.read({
-        ...policyRef(objectName),
-        metadata: { name: objectName },
-      })) as KubeObject;
       const want = specFor(name, policy!.gateways);
       const spec = (raw.spec ?? {}) as Record<string, unknown>;
       const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);

@@ -4,7 +4,7 @@ import type { KubeClients } from "../../kube/kube-config";
 import { isNotFound } from "../../kube/kube-errors";
 import { awsProvisioner } from "../aws/aws-provisioner";
 import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
-import type { EgressIPProvisioner } from "../egress-ip-provisioner";
+import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { KubeNode } from "./nodes";
 
 // The cloud side of a Kubernetes kind whose Nodes run on AWS (`cloud: { kind: "aws" }` of
@@ -30,7 +30,7 @@ export function nodeCloud(
   cloud: AwsProvisionerConfig | undefined,
   kube: KubeClients,
   owner: string | undefined,
-  adoptPresent: boolean | undefined,
+  adoptPresent: AdoptPresent | undefined,
 ): NodeCloud | undefined {
   if (!cloud) return undefined;
   const base = shared("node-cloud", JSON.stringify(cloud), () => awsProvisioner(cloud));

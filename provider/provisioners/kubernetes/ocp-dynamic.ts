@@ -1,12 +1,19 @@
 import { canonicalAddress, canonicalCidr } from "../../allocator";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
-import { editObject } from "../../kube/object-edit";
-import { addressesWithin, addressList, hostSubnetRef, readEgressView, viewAddresses } from "./egress-view";
-import { readOwners, withOwner, withOwners, withoutOwner } from "./owners";
+import { editObject, readObject } from "../../kube/object-edit";
+import {
+  addressesWithin,
+  addressList,
+  hostSubnetRef,
+  netNamespaceRef,
+  readEgressView,
+  viewAddresses,
+} from "./egress-view";
+import { readOwners, refuseTakenOver, withOwner, withOwners, withoutOwner } from "./owners";
 import { netNamespacePlacements } from "./placements";
 import { plannerFor } from "./node-planner";
 import type { OcpDynamicProvisionerConfig } from "./kube-provisioner-config";
-import type { InstanceSettings } from "../egress-ip-provisioner";
+import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import { refuseForeignSdn, sdnWrites } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
 import { namespaceAddressesOf } from "./namespace-addresses";
@@ -43,10 +50,10 @@ export function ocpDynamicProvisioner(
   };
 
   const writes = sdnWrites(kube);
-  /** `takeOver` as in the NetNamespace claim of sdnWrites; without an owner (callers of an earlier version) no record. */
-  const netNamespace = (ip: string, change: "add" | "remove", signal?: AbortSignal, takeOver = false) => {
+  /** `adopt` as in the NetNamespace claim of sdnWrites; without an owner (callers of an earlier version) no record. */
+  const netNamespace = (ip: string, change: "add" | "remove", signal?: AbortSignal, adopt?: AdoptPresent) => {
     const name = ns(`${change === "add" ? "adding" : "removing"} ${ip}`);
-    const claim = owner ? { owner, takeOver } : undefined;
+    const claim = owner ? { owner, adopt } : undefined;
     return change === "add"
       ? writes.onNetNamespace(ip, name, signal, claim)
       : writes.offNetNamespace(ip, name, owner, signal).then(() => undefined);
@@ -97,7 +104,8 @@ export function ocpDynamicProvisioner(
         let after = before;
         for (const cidr of cidrs) {
           if (change === "add") {
-            if (owner) owners = withOwner(owners, cidr, owner, before.includes(cidr), config.adoptPresent);
+            if (owner)
+              owners = withOwner(owners, cidr, owner, before.includes(cidr), config.adoptPresent === true);
             if (!after.includes(cidr)) after = [...after, cidr];
           } else {
             const next = withoutOwner(owners, cidr, owner);
@@ -122,7 +130,7 @@ export function ocpDynamicProvisioner(
       const name = ns(`adding ${ip}`);
       const view = await readEgressView(kube);
       refuseForeignSdn(ip, undefined, name, view);
-      await netNamespace(ip, "add", signal, Boolean(config.adoptPresent));
+      await netNamespace(ip, "add", signal, config.adoptPresent);
     },
 
     async addRandomIP(host) {
@@ -132,15 +140,20 @@ export function ocpDynamicProvisioner(
     },
 
     removeIP: (rawIp, _host, signal) => netNamespace(canonicalAddress(rawIp), "remove", signal),
-    moveIP: (rawIp, _old, _new, signal) => netNamespace(canonicalAddress(rawIp), "add", signal, true),
+    // A move is an update: never of another owner's address.
+    moveIP: (rawIp, _old, _new, signal) =>
+      netNamespace(canonicalAddress(rawIp), "add", signal, config.adoptPresent ?? "unrecorded"),
 
     async checkIP(rawIp) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`checking ${ip}`);
       const view = await readEgressView(kube);
-      if (!(view.netNamespaces.get(name) ?? []).includes(ip)) {
+      const listed = view.netNamespaces.get(name) ?? [];
+      if (!listed.includes(ip)) {
         throw new Error(`egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`);
       }
+      const record = readOwners(await readObject(kube, netNamespaceRef(name)), listed);
+      refuseTakenOver(record, ip, owner, `NetNamespace ${name}`);
     },
 
     async assignCIDR(host, signal) {

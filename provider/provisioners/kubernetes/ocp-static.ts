@@ -3,11 +3,19 @@ import { errorMessage } from "../../core/failure";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
 import { compensated } from "./address-lists";
 import { hostSubnetPlacements } from "./placements";
-import { addressesWithin, readEgressView, viewAddresses, type EgressView } from "./egress-view";
+import {
+  addressesWithin,
+  netNamespaceRef,
+  readEgressView,
+  viewAddresses,
+  type EgressView,
+} from "./egress-view";
+import { readObject } from "../../kube/object-edit";
+import { readOwners, refuseTakenOver } from "./owners";
 import type { KubeNode } from "./nodes";
 import { plannerFor, type AddressLocations } from "./node-planner";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
-import type { InstanceSettings } from "../egress-ip-provisioner";
+import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
 import { clusterView } from "../../kube/cluster-identity";
 import { namespaceAddressesOf } from "./namespace-addresses";
@@ -71,8 +79,8 @@ export function ocpStaticProvisioner(
 
   const { onHostSubnet, offHostSubnet, onNetNamespace, offNetNamespace } = sdnWrites(kube);
   /** This assignment's claim on its NetNamespace entry (none without an owner: callers of an earlier version). */
-  const claim = (takeOver: boolean): NetNamespaceClaim | undefined =>
-    config.owner ? { owner: config.owner, takeOver } : undefined;
+  const claim = (adopt: AdoptPresent | undefined): NetNamespaceClaim | undefined =>
+    config.owner ? { owner: config.owner, adopt } : undefined;
   const refuseForeign = refuseForeignSdn;
 
   /** Puts the address on the node: cloud (when configured), then HostSubnet, then NetNamespace; undoes on failure. */
@@ -83,7 +91,7 @@ export function ocpStaticProvisioner(
     const sdn = async () => {
       await onHostSubnet(ip, host, name, namespaceIps, signal);
       await compensated(
-        () => onNetNamespace(ip, name, signal, claim(Boolean(config.adoptPresent))),
+        () => onNetNamespace(ip, name, signal, claim(config.adoptPresent)),
         () => (wasOnHost ? Promise.resolve() : offHostSubnet(ip, host)),
         {
           step: `adding ${ip} to NetNamespace ${name}`,
@@ -158,7 +166,8 @@ export function ocpStaticProvisioner(
       // failure there changes nothing), then off the old node (OpenShift SDN disables an address
       // that two HostSubnets claim), then onto the new one, whose failure puts it back on the old.
       try {
-        await onNetNamespace(ip, name, signal, claim(true));
+        // A move is an update: never of another owner's address.
+        await onNetNamespace(ip, name, signal, claim(config.adoptPresent ?? "unrecorded"));
       } catch (err) {
         throw new Error(
           `${moving} failed: ${errorMessage(err)}; nothing was changed: ${ip} is on HostSubnet ${oldHost} only, as before`,
@@ -210,9 +219,12 @@ export function ocpStaticProvisioner(
             `${hs ? "" : " (there is no such HostSubnet)"}${where.length ? `; it is on ${where.join(", ")}` : ""}; run pulumi up to put it back`,
         );
       }
-      if (!(view.netNamespaces.get(name) ?? []).includes(ip)) {
+      const listed = view.netNamespaces.get(name) ?? [];
+      if (!listed.includes(ip)) {
         throw new Error(`egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`);
       }
+      const record = readOwners(await readObject(kube, netNamespaceRef(name)), listed);
+      refuseTakenOver(record, ip, config.owner, `NetNamespace ${name}`);
       if (cloud) await cloud.checkIP(ip, await instanceOf(host), signal);
     },
 

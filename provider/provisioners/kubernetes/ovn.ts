@@ -1,5 +1,5 @@
 import { canonicalAddress } from "../../allocator";
-import { editObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
+import { editObject, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
 import {
   addressesWithin,
@@ -14,11 +14,12 @@ import {
 import { egressIpPlacements } from "./placements";
 import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
-import type { InstanceSettings } from "../egress-ip-provisioner";
+import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import {
   ownersAnnotation,
   ownersValue,
   readOwners,
+  refuseTakenOver,
   refuseUnowned,
   withOwner,
   withoutAddressOwner,
@@ -215,14 +216,14 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     );
 
   /**
-   * Puts `ip` in the namespace's object with this assignment as its owner. `takeOver`: an address
-   * listed already is this one's (a move of its own address, or `adopt`); otherwise one listed
-   * without this owner recorded is refused.
+   * Puts `ip` in the namespace's object with this assignment as its owner. An address listed
+   * already is refused unless it counts as this one's under `adopt` (see refuseUnowned); an
+   * unmanaged object is taken over only with `adopt: true`.
    */
-  const add = async (ip: string, doing: string, takeOver: boolean, signal?: AbortSignal) => {
+  const add = async (ip: string, doing: string, adopt: AdoptPresent | undefined, signal?: AbortSignal) => {
     const name = ns(doing);
     const view = await readEgressView(kube);
-    const target = await targetFor(ip, name, view, takeOver);
+    const target = await targetFor(ip, name, view, adopt === true);
     refuseForeign(ip, target.name, name, view);
     await editSpec(
       name,
@@ -230,7 +231,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       doing,
       (ips, owners) => {
         if (ips.includes(ip) && owner) {
-          refuseUnowned(owners, ip, owner, takeOver, `EgressIP ${target.name} (spec.egressIPs)`);
+          refuseUnowned(owners, ip, owner, adopt, `EgressIP ${target.name} (spec.egressIPs)`);
         }
         const recorded = owner ? { ...owners, [ip]: [owner] } : owners;
         if (ips.includes(ip) && ownersValue(recorded) === ownersValue(owners)) return undefined;
@@ -260,7 +261,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
         let owners = readOwners(node, has ? [egressAssignableLabel] : []);
         let set = has;
         if (change === "add") {
-          if (owner) owners = withOwner(owners, egressAssignableLabel, owner, has, config.adoptPresent);
+          if (owner)
+            owners = withOwner(owners, egressAssignableLabel, owner, has, config.adoptPresent === true);
           set = true;
         } else {
           const next = withoutOwner(owners, egressAssignableLabel, owner);
@@ -294,12 +296,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       planner.record(
         ip,
         host,
-        await add(
-          ip,
-          `adding ${ip} to the EgressIP of namespace ${namespace}`,
-          Boolean(config.adoptPresent),
-          signal,
-        ),
+        await add(ip, `adding ${ip} to the EgressIP of namespace ${namespace}`, config.adoptPresent, signal),
       );
     },
 
@@ -337,13 +334,11 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     },
 
     async moveIP(rawIp, _oldHost, newHost, signal) {
-      // ovnkube moves addresses itself; the spec only has to keep the address.
+      // ovnkube moves addresses itself; the spec only has to keep the address. A move is an
+      // update: never of another owner's address.
       const ip = canonicalAddress(rawIp);
-      planner.record(
-        ip,
-        newHost,
-        await add(ip, `keeping ${ip} in the EgressIP of namespace ${namespace}`, true, signal),
-      );
+      const doing = `keeping ${ip} in the EgressIP of namespace ${namespace}`;
+      planner.record(ip, newHost, await add(ip, doing, config.adoptPresent ?? "unrecorded", signal));
     },
 
     async checkIP(rawIp, host) {
@@ -358,6 +353,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
             `run pulumi up to put it back`,
         );
       }
+      const raw = await readObject(kube, egressIpRef(objectName));
+      refuseTakenOver(readOwners(raw, object.ips), ip, owner, `EgressIP ${objectName}`);
       if (!object.status) return;
       const item = object.status.find((s) => s.egressIP === ip);
       if (!item) {

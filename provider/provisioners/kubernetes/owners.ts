@@ -1,4 +1,5 @@
 import type { Edit, KubeObject } from "../../kube/object-edit";
+import type { AdoptPresent } from "../egress-ip-provisioner";
 
 /**
  * The annotation that records who put an item on a shared object: on a HostSubnet, which
@@ -116,23 +117,62 @@ export function withOwners(current: KubeObject, owners: Owners, fields: Record<s
 }
 
 /**
- * Refuses an address that `what` (e.g. "NetNamespace team-a") already lists when this owner is not
- * recorded for it, unless `adopt`: somebody else put it there (by hand, another tool, another
- * stack), and this assignment's delete would take it from them. A recorded owner is the retry of
- * an interrupted create of the same assignment.
+ * The other owners `ip`'s record names when it does not name `owner` ([] when it does, or names
+ * nobody). `(there before)` is left out: on an address it only stands for a record that cannot be
+ * read (see {@link readOwners}), which says nothing about who has it.
+ */
+function othersRecorded(owners: Owners, ip: string, owner: string): string[] {
+  const list = owners[ip] ?? [];
+  return list.includes(owner) ? [] : list.filter((o) => o !== thereBefore);
+}
+
+/** What an address `others` adopted is, in messages. */
+const takenOver = (ip: string, others: string[]) => `${ip} was taken over by ${others.join(", ")} (adopt)`;
+
+/**
+ * Refuses an address that `what` (e.g. "NetNamespace team-a") already lists when it does not count
+ * as this owner's under `adopt` (see {@link AdoptPresent}): with `true` everything present does;
+ * otherwise what is recorded for this owner (the retry of an interrupted create), and with
+ * `"unrecorded"` (an update: put back, move) also what no readable record names. Anything else
+ * somebody else put there (by hand, another tool, another stack, an adopter), and this
+ * assignment's delete would take it from them.
  */
 export function refuseUnowned(
   owners: Owners,
   ip: string,
   owner: string,
-  adopt: boolean | undefined,
+  adopt: AdoptPresent | undefined,
   what: string,
 ): void {
   const list = owners[ip] ?? [];
-  if (adopt || list.includes(owner)) return;
+  if (adopt === true || list.includes(owner)) return;
+  if (adopt === "unrecorded") {
+    const others = othersRecorded(owners, ip, owner);
+    if (others.length === 0) return;
+    throw new Error(
+      `${what} lists ${ip} recorded for ${others.join(", ")}: ${takenOver(ip, others)}, and it is not this ` +
+        `assignment's to put back or move; remove this assignment from the program (its delete leaves the ` +
+        `address to its owner), or have that owner release it and run pulumi up again`,
+    );
+  }
   const by = list.length > 0 ? `recorded for ${list.join(", ")}` : `not recorded as written by this package`;
   throw new Error(
     `${what} already lists ${ip} (${by}): the address is somebody else's; free it there or exclude it from the ` +
       `pool so that another address is planned, or set adopt: true on the EgressIpAssignment to take it over`,
+  );
+}
+
+/**
+ * For `checkIP`: throws (drift, for refresh to record) when `what` lists `ip` with an owner record
+ * that names others and not `owner`: another stack or a renamed resource adopted it. Without an
+ * `owner` (an assignment of an earlier version) nothing is checked.
+ */
+export function refuseTakenOver(owners: Owners, ip: string, owner: string | undefined, what: string): void {
+  const others = owner === undefined ? [] : othersRecorded(owners, ip, owner);
+  if (others.length === 0) return;
+  throw new Error(
+    `egress IP ${ip} in ${what} ${takenOver(ip, others).slice(ip.length + 1)}: this assignment no longer ` +
+      `holds it; remove it from the program (its delete leaves the address to its owner), or have that owner ` +
+      `release it and run pulumi up to put it back`,
   );
 }

@@ -3,6 +3,7 @@ import { editObject, readObject } from "../../kube/object-edit";
 import { sleep } from "../../core/retry";
 import { adding, editAddressList, removing } from "./address-lists";
 import { addressList, hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
+import type { AdoptPresent } from "../egress-ip-provisioner";
 import { ownersValue, readOwners, refuseUnowned, withOwners, withoutAddressOwner } from "./owners";
 
 /** The OpenShift SDN writes of the ocp-static and ocp-dynamic provisioners, for one cluster. */
@@ -23,7 +24,7 @@ export interface SdnWrites {
   /**
    * Puts `ip` on the namespace's NetNamespace.egressIPs, waiting for it as {@link waitForNetNamespace}.
    * With `claim`, records its owner there (`egress-ipam/owners`) and refuses an address the
-   * NetNamespace lists already without that owner recorded, unless `claim.takeOver`.
+   * NetNamespace lists already that does not count as that owner's under `claim.adopt` (see refuseUnowned).
    */
   onNetNamespace(
     ip: string,
@@ -71,8 +72,8 @@ export async function waitForNetNamespace(
 /** Who puts an address on a NetNamespace: see {@link SdnWrites.onNetNamespace}. */
 export interface NetNamespaceClaim {
   owner: string;
-  /** The address is this owner's even when listed without its record (its own move; `adopt`). */
-  takeOver: boolean;
+  /** Which addresses listed already count as this owner's (see `AdoptPresent`). */
+  adopt: AdoptPresent | undefined;
 }
 
 /** {@link SdnWrites} through the cluster's clients. */
@@ -133,7 +134,7 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
           if (!claim)
             return withOwners(current, owners, { egressIPs: list.includes(ip) ? list : [...list, ip] });
           if (list.includes(ip)) {
-            refuseUnowned(owners, ip, claim.owner, claim.takeOver, `NetNamespace ${namespace}`);
+            refuseUnowned(owners, ip, claim.owner, claim.adopt, `NetNamespace ${namespace}`);
           }
           return withOwners(
             current,

@@ -10,7 +10,7 @@ import { hasUnknown } from "../../core/unknowns";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
 import { shapeFailures } from "../input-shape";
-import type { EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
+import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
 
 const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
@@ -49,13 +49,18 @@ const usesNamespace = (config: Props | undefined): boolean =>
  * where the kind uses it (ocp-static, ocp-dynamic, ovn write the namespace's NetNamespace or
  * EgressIP object). The namespace reaches the provisioner as an instance setting rather than as an
  * argument, so the seed interface's methods keep their signatures; provisioners of one cluster
- * share their planning state whatever namespace they serve (see `plannerFor`).
+ * share their planning state whatever namespace they serve (see `plannerFor`). `adoptPresent`:
+ * which addresses already present count as the assignment's (see `AdoptPresent`); by default,
+ * everything with `adopt: true` (its create), else only what is recorded for it.
  */
-export function assignmentConfig(props: Props): ScopedProvisionerConfig {
+export function assignmentConfig(
+  props: Props,
+  adoptPresent: AdoptPresent = props.adopt === true,
+): ScopedProvisionerConfig {
   return withInstanceSettings(props.provisioner, {
     namespace: props.namespace || undefined,
     owner: typeof props.ownerId === "string" ? props.ownerId : undefined,
-    ...(props.adopt === true ? { adoptPresent: true } : {}),
+    ...(adoptPresent ? { adoptPresent } : {}),
   });
 }
 
@@ -202,13 +207,11 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   },
 
   async update(_id, olds, news) {
-    // The address is this assignment's (its state says so): where its namespace lists it already
-    // (put back after drift, moved), that entry is taken over rather than refused. An EC2 interface
-    // is nobody's namespace: an address on it without this assignment's tag, or with another
-    // owner's, is somebody else's, so on aws a put-back or move never adopts.
-    const provisioner = provisionerFor(
-      assignmentConfig({ ...news, adopt: news.provisioner?.kind !== "aws" }),
-    );
+    // The address is this assignment's (its state says so) unless another owner's record names it
+    // (an adopter's): where it is listed already (put back after drift, moved), an entry recorded
+    // for this assignment or for nobody (an earlier version recorded nobody) is taken over, one
+    // recorded for another owner is refused.
+    const provisioner = provisionerFor(assignmentConfig(news, "unrecorded"));
     const from = olds.host || olds.placement?.from;
     if (from && from !== news.host) {
       await provisioner.moveIP(news.ip, from, news.host, callSignal());

@@ -12,7 +12,7 @@ import {
   type AwsProvisionerOptions,
 } from "../../../provider/provisioners/aws/aws-provisioner";
 import { createProvisioner } from "../../../provider/provisioners/create-provisioner";
-import type { EgressIPProvisioner } from "../../../provider/provisioners/egress-ip-provisioner";
+import type { AdoptPresent, EgressIPProvisioner } from "../../../provider/provisioners/egress-ip-provisioner";
 import { provisionerConfigProblems } from "../../../provider/provisioners/provisioner-config";
 import { startFaultProxy, type FaultProxy } from "../../support/ec2-fault-proxy";
 import {
@@ -471,7 +471,7 @@ describe("fault injection (what moto does not emulate)", () => {
 
 describe("acting for an owner (forOwner): the interface's tag records who put an address there", () => {
   const ip = "10.0.1.50";
-  const owned = (owner: string, adopt?: boolean) => make().forOwner(owner, adopt);
+  const owned = (owner: string, adopt?: AdoptPresent) => make().forOwner(owner, adopt);
   const tagsOf = async (id: string) => {
     const enis = await interfacesIn(ec2, Object.values(world.subnetIds));
     const eni = enis.find((n) => n.Attachment?.InstanceId === id)!;
@@ -507,6 +507,18 @@ describe("acting for an owner (forOwner): the interface's tag records who put an
     );
     expect(await tagsOf(host(zoneA, 0))).not.toHaveProperty(ownerTagKey(ip));
     await p.addSpecifiedIP(ip, host(zoneA, 0)); // without an owner: as before
+  });
+
+  it('an update ("unrecorded") takes over nothing on EC2: neither an untagged address nor another owner\'s', async () => {
+    await assignDirectly(host(zoneA, 0), ip);
+    await expect(owned("stack-1 urn:a", "unrecorded").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
+      /not put there by this package \(no egress-ipam\/10\.0\.1\.50 tag\)/,
+    );
+    await owned("stack-2 urn:b", true).addSpecifiedIP(ip, host(zoneA, 0));
+    await expect(owned("stack-1 urn:a", "unrecorded").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
+      /recorded for another assignment \(tag egress-ipam\/10\.0\.1\.50=sha256:/,
+    );
+    expect(await tagsOf(host(zoneA, 0))).toMatchObject({ [ownerTagKey(ip)]: ownerTagValue("stack-2 urn:b") });
   });
 
   it("never moves an address another owner's tag claims; an untagged one (placed by an earlier version) moves", async () => {

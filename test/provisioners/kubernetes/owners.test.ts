@@ -2,6 +2,8 @@ import { describe, expect, it } from "vitest";
 import {
   ownersAnnotation,
   readOwners,
+  refuseTakenOver,
+  refuseUnowned,
   thereBefore,
   withOwner,
   withOwners,
@@ -10,6 +12,7 @@ import {
   type Owners,
 } from "../../../provider/provisioners/kubernetes/owners";
 import type { KubeObject } from "../../../provider/kube/object-edit";
+import type { AdoptPresent } from "../../../provider/provisioners/egress-ip-provisioner";
 
 const object = (annotation?: string): KubeObject =>
   ({
@@ -105,5 +108,48 @@ describe("owner records", () => {
     const gone = withOwners(current, {}, { egressCIDRs: undefined });
     expect(gone && "replace" in gone && gone.replace).toMatchObject({ metadata: { annotations: {} } });
     expect(gone && "replace" in gone && "egressCIDRs" in gone.replace).toBe(false);
+  });
+
+  // The one rule for an address already listed: `true` (create with adopt) takes anything,
+  // `false` (create) only this owner's, `"unrecorded"` (update: put back, move) this owner's or
+  // nobody's, never another owner's.
+  const other = /recorded for B/;
+  it.each<[string, Owners, AdoptPresent | undefined, RegExp | undefined]>([
+    ["create: recorded for this owner (a retried create)", { ip: ["A"] }, false, undefined],
+    ["create: recorded for nobody", {}, false, /not recorded as written by this package.*set adopt: true/],
+    ["create: recorded for another owner", { ip: ["B"] }, undefined, other],
+    ["create: a record that cannot be read", { ip: [thereBefore] }, false, /recorded for \(there before\)/],
+    ["create with adopt: recorded for another owner", { ip: ["B"] }, true, undefined],
+    ["create with adopt: recorded for nobody", {}, true, undefined],
+    ["update: recorded for this owner", { ip: ["A"] }, "unrecorded", undefined],
+    ["update: recorded for nobody (an earlier version)", {}, "unrecorded", undefined],
+    ["update: a record that cannot be read", { ip: [thereBefore] }, "unrecorded", undefined],
+    [
+      "update: recorded for another owner (an adopter)",
+      { ip: ["B"] },
+      "unrecorded",
+      /NetNamespace x lists ip recorded for B: ip was taken over by B \(adopt\), and it is not this assignment's to put back or move; remove this assignment from the program/,
+    ],
+  ])("refuseUnowned: %s", (_what, owners, adopt, refused) => {
+    const refuse = () => refuseUnowned(owners, "ip", "A", adopt, "NetNamespace x");
+    if (refused) expect(refuse).toThrow(refused);
+    else expect(refuse).not.toThrow();
+  });
+
+  it.each<[string, Owners, string | undefined, RegExp | undefined]>([
+    ["recorded for this owner", { ip: ["A"] }, "A", undefined],
+    ["recorded for nobody (an earlier version)", {}, "A", undefined],
+    ["a record that cannot be read", { ip: [thereBefore] }, "A", undefined],
+    ["an assignment of an earlier version (no owner)", { ip: ["B"] }, undefined, undefined],
+    [
+      "recorded for another owner (an adopter): drift",
+      { ip: ["B"] },
+      "A",
+      /^egress IP ip in Egress x was taken over by B \(adopt\): this assignment no longer holds it; remove it from the program/,
+    ],
+  ])("refuseTakenOver: %s", (_what, owners, owner, drift) => {
+    const check = () => refuseTakenOver(owners, "ip", owner, "Egress x");
+    if (drift) expect(check).toThrow(drift);
+    else expect(check).not.toThrow();
   });
 });
