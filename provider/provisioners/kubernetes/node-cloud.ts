@@ -1,7 +1,7 @@
 import { shared } from "../../core/process-registry";
 import { shown } from "../../core/text";
 import type { KubeClients } from "../../kube/kube-config";
-import { isNotFound } from "../../kube/kube-errors";
+import { isNotFound, kubeFailure } from "../../kube/kube-errors";
 import { awsProvisioner } from "../aws/aws-provisioner";
 import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
@@ -42,7 +42,7 @@ export function nodeCloud(
         return awsInstanceId((await kube.core.readNode({ name: host })).spec?.providerID) ?? host;
       } catch (err) {
         if (isNotFound(err)) return host;
-        throw err;
+        throw kubeFailure(`reading Node ${host} (its instance)`, err, kube);
       }
     },
     unusable: (node) =>

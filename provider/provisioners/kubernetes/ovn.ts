@@ -27,6 +27,7 @@ import {
   type Owners,
 } from "./owners";
 import { clusterView } from "../../kube/cluster-identity";
+import { kubeFailure } from "../../kube/kube-errors";
 import { namespaceAddressesOf } from "./namespace-addresses";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
@@ -113,7 +114,11 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
   ): Promise<{ name: string; takeOver: boolean }> => {
     const own = namespaceObjectName(view, name);
     if (!adopting || view.egressIps.some((e) => e.name === own)) return { name: own, takeOver: false };
-    const namespaces = (await kube.core.listNamespace()).items;
+    const namespaces = (
+      await kube.core.listNamespace().catch((err: unknown) => {
+        throw kubeFailure("listing Namespaces (which an unmanaged EgressIP object selects)", err, kube);
+      })
+    ).items;
     const selectedBy = (e: OvnEgressIp) =>
       namespaces
         .filter((n) => selectorMatches(e.namespaceSelector, n.metadata?.labels ?? {}))
