@@ -1,12 +1,13 @@
 import { errorMessage } from "../core/failure";
 import { checkRequestable, poolSubnets } from "../resources/pool/pool-spec";
 import { createProvisioner } from "../provisioners/create-provisioner";
-import type { EgressIPProvisioner } from "../provisioners/egress-ip-provisioner";
+import type { EgressIPProvisioner, Placement } from "../provisioners/egress-ip-provisioner";
 import type { ProvisionerConfig } from "../provisioners/provisioner-config";
 import type { Props } from "../resources/provider-props";
 import { readRecord } from "../ledger/stack/allocation-record";
 import { CliError, exitCodes } from "./cli-error";
-import { findDrift, type Finding, type StatePlacement } from "./drift";
+import { findDrift, inUseByOthers, type Finding, type OtherUse, type StatePlacement } from "./drift";
+import { stackOwnership } from "./stack-ownership";
 import { stackPools, type StackPool } from "./pool-usage";
 import { sharedHolders, stackRefOf } from "./ledger-usage";
 import type { Progress } from "./progress";
@@ -24,11 +25,13 @@ export interface ProvisionerCheck {
   skipped?: string;
 }
 
-/** The result of `check`: every finding, and which provisioners were asked. */
+/** The result of `check`: every finding, what is in use by others, and which provisioners were asked. */
 export interface CheckResult {
   stack: string;
   provisioners: ProvisionerCheck[];
   findings: Finding[];
+  /** Addresses inside the pools that are on hosts but not this stack's: no finding, no fix. */
+  others: OtherUse[];
 }
 
 const isAssignment = (type: string) => type.endsWith("egress-ipam:EgressIpAssignment");
@@ -77,7 +80,8 @@ export async function checkStack(
   for (const view of (await sharedHolders(pools, stackRefOf(snapshot))).values())
     view.holders.forEach((h) => held.add(h.ip));
 
-  const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [] };
+  const ownership = stackOwnership(snapshot);
+  const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [], others: [] };
   for (const [key, placed] of byConfig) {
     const config = JSON.parse(key) as ProvisionerConfig;
     const mine = poolsOf(key, placed, pools, snapshot);
@@ -118,15 +122,17 @@ export async function checkStack(
           allocatable.add(p.ip);
       }
     }
-    result.findings.push(
-      ...findDrift({
-        stack: snapshot.stack,
-        placed,
-        seen,
-        inPool: (ip) => allocatable.has(ip),
-        heldInState: (ip) => held.has(ip),
-      }),
-    );
+    const input = {
+      stack: snapshot.stack,
+      placed,
+      seen,
+      inPool: (ip: string) => allocatable.has(ip),
+      heldInState: (ip: string) => held.has(ip),
+      // Only what the owner records say is this stack's is ever leaked: the one place that decides.
+      isOurs: (p: Placement) => ownership.isOurs(p, provisioner.placementOwners),
+    };
+    result.findings.push(...findDrift(input));
+    result.others.push(...inUseByOthers(input));
   }
   return result;
 }

@@ -33,6 +33,18 @@ export function checkText(result: CheckResult, style: Style): string {
       f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${terminalSafe(cmd)}`));
     }
   }
+  const others = result.others;
+  out.push(
+    "",
+    style.paint(
+      `in use by others (on a host, inside a pool, not this stack's: left alone): ${others.length}`,
+      "2",
+    ),
+  );
+  for (const o of others) {
+    const by = o.recordedFor ? `  (recorded for ${o.recordedFor.join(", ")})` : "";
+    out.push(terminalSafe(`  ${o.ip}  on ${o.host}${by}`));
+  }
   const n = result.findings.length;
   out.push(
     "",

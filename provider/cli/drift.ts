@@ -36,12 +36,27 @@ export interface DriftInput {
   inPool: (ip: string) => boolean;
   /** Whether any resource of the stack holds the address (an allocation record or an assignment). */
   heldInState: (ip: string) => boolean;
+  /**
+   * Whether the owner record next to a placement names this stack; default: every placement is
+   * (a kind that records no owners).
+   */
+  isOurs?: (p: Placement) => boolean;
+}
+
+/** An address inside a pool, on a host, that neither state nor the owner records say is this stack's. */
+export interface OtherUse {
+  ip: string;
+  host: string;
+  /** Whom its owner record names (as the provisioner writes it), when somebody is recorded. */
+  recordedFor?: string[];
 }
 
 /**
  * Compares state with what a provisioner sees: **leaked** (on a host, inside a pool, held by nobody
- * in state), **missing** (in state, on no host), **misplaced** (on another host than state says;
- * copies on extra hosts count too; one the platform has not placed yet is where state says). Findings come in address order, each with its fix.
+ * in state, and this stack's by its owner record), **missing** (in state, on no host),
+ * **misplaced** (on another host than state says; copies on extra hosts count too; one the platform
+ * has not placed yet is where state says). Findings come in address order, each with its fix. What
+ * is on a host, in a pool and nobody's in state but not this stack's is {@link inUseByOthers}.
  */
 export function findDrift(input: DriftInput): Finding[] {
   const refreshUp = [
@@ -64,7 +79,8 @@ export function findDrift(input: DriftInput): Finding[] {
     for (const p of where.filter((p) => !isExpected(p))) {
       // Off the wrong host first: placing it on the right one would find it in use there. Where
       // the platform moves addresses itself, state only has to learn where it went.
-      const fix = p.platformPlaced ? refreshUp : [p.offHostCommand ?? removal(p), ...refreshUp];
+      const fix =
+        p.platformPlaced || p.repinnedInPlace ? refreshUp : [p.offHostCommand ?? removal(p), ...refreshUp];
       findings.push({
         kind: "misplaced",
         ip: s.ip,
@@ -75,11 +91,29 @@ export function findDrift(input: DriftInput): Finding[] {
       });
     }
   }
-  for (const p of input.seen) {
-    if (stated.has(p.ip) || input.heldInState(p.ip) || !input.inPool(p.ip)) continue;
-    findings.push({ kind: "leaked", ip: p.ip, actualHost: p.host, fix: [removal(p)] });
+  for (const p of unheld(input)) {
+    if (input.isOurs?.(p) ?? true)
+      findings.push({ kind: "leaked", ip: p.ip, actualHost: p.host, fix: [removal(p)] });
   }
   return findings.sort((a, b) => compare(a.ip, b.ip) || a.kind.localeCompare(b.kind));
+}
+
+/**
+ * What is on a host inside a pool, held by nobody in state, and not this stack's by its owner
+ * record (a VPC CNI pod IP, another tool's or another stack's object): listed, in address order,
+ * never with a command and never counted as drift.
+ */
+export function inUseByOthers(input: DriftInput): OtherUse[] {
+  return unheld(input)
+    .filter((p) => !(input.isOurs?.(p) ?? true))
+    .map((p) => ({ ip: p.ip, host: p.host, ...(p.owners ? { recordedFor: p.owners } : {}) }))
+    .sort((a, b) => compare(a.ip, b.ip) || a.host.localeCompare(b.host));
+}
+
+/** The placements inside a pool that no resource of the stack holds. */
+function unheld(input: DriftInput): Placement[] {
+  const stated = new Set(input.placed.map((s) => s.ip));
+  return input.seen.filter((p) => !stated.has(p.ip) && !input.heldInState(p.ip) && input.inPool(p.ip));
 }
 
 function removal(p: Placement): string {

@@ -25,6 +25,17 @@ export interface Placement {
    * entries (OpenShift SDN: its NetNamespace) must stay; default {@link removeCommand}.
    */
   offHostCommand?: string;
+  /**
+   * On another host than state says, `pulumi refresh` and `pulumi up` re-pin the address where it
+   * is listed (cilium: a gateway's nodeSelector in the namespace's policy, which the namespace's
+   * other gateways share): nothing is taken off first.
+   */
+  repinnedInPlace?: boolean;
+  /**
+   * Who the platform's owner record next to the address names, as the provisioner writes it (see
+   * {@link EgressIPProvisioner.placementOwners}); absent when nobody is recorded.
+   */
+  owners?: string[];
 }
 
 /** An address a cluster already gives a namespace; see {@link EgressIPProvisioner.namespaceAddresses}. */
@@ -92,6 +103,13 @@ export interface EgressIPProvisioner {
    * `pulumi-egress-ipam check` compares it with state to find leaked, missing and misplaced addresses.
    */
   placements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
+  /**
+   * How {@link Placement.owners} names owners: `named` (Kubernetes kinds: `<stack identity> <URN>`,
+   * the `egress-ipam/owners` record of an object this package manages), `hashed` (aws: the value of
+   * the interface's `egress-ipam/<ip>` tag, a hash of that text). Absent: the kind's placements
+   * carry no owner record, and `check` counts every address in a pool as the stack's to account for.
+   */
+  readonly placementOwners?: "named" | "hashed";
   /**
    * Optional, read only: the egress addresses the cluster gives `namespace` now, whoever wrote them
    * (Kubernetes kinds: its NetNamespace's egressIPs, EgressIP objects selecting it, the

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { findDrift, type Finding, type StatePlacement } from "../../provider/cli/drift";
+import {
+  findDrift,
+  inUseByOthers,
+  type Finding,
+  type OtherUse,
+  type StatePlacement,
+} from "../../provider/cli/drift";
 import type { Placement } from "../../provider/provisioners/egress-ip-provisioner";
 
 const stack = "org/proj/dev";
@@ -97,5 +103,78 @@ describe("findDrift", () => {
     const found = findDrift({ stack, placed, seen, inPool, heldInState });
     expect(found).toHaveLength(expected.length);
     expected.forEach((e, i) => expect(found[i]).toMatchObject(e));
+  });
+});
+
+describe("findDrift and inUseByOthers with owner records", () => {
+  // The records name "ours" or somebody else; a placement without one is nobody's.
+  const isOurs = (p: Placement) => (p.owners ?? []).includes("ours");
+  it.each<[string, StatePlacement[], Placement[], Partial<Finding>[], OtherUse[]]>([
+    [
+      "leaked: recorded for this stack, held by nobody in state",
+      [],
+      [on("10.0.1.7", "i-a", { owners: ["ours"] })],
+      [{ kind: "leaked", ip: "10.0.1.7", fix: ["rm 10.0.1.7 i-a"] }],
+      [],
+    ],
+    [
+      "in use by others: nobody recorded (a VPC CNI pod IP), no finding, no command",
+      [],
+      [on("10.0.1.7", "i-a")],
+      [],
+      [{ ip: "10.0.1.7", host: "i-a" }],
+    ],
+    [
+      "in use by others: recorded for another owner, named in the listing",
+      [],
+      [on("10.0.1.8", "i-a", { owners: ["theirs"] })],
+      [],
+      [{ ip: "10.0.1.8", host: "i-a", recordedFor: ["theirs"] }],
+    ],
+    [
+      "neither: held by an allocation of the stack, whoever the record names",
+      [],
+      [on("10.0.1.9", "i-a"), on("10.0.1.9", "i-b", { owners: ["theirs"] })],
+      [],
+      [],
+    ],
+    ["neither: outside the pool", [], [on("10.0.1.2", "i-a"), on("10.0.2.5", "i-a")], [], []],
+    [
+      "a stated address is the stack's wherever it is: misplaced, not in use by others",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b")],
+      [{ kind: "misplaced", fix: ["rm 10.0.1.4 i-b", ...refreshUp] }],
+      [],
+    ],
+    [
+      "misplaced where up re-pins in place (cilium's shared policy): refresh and up, nothing deleted",
+      [state("10.0.1.4", "node-a")],
+      [on("10.0.1.4", "node-b", { repinnedInPlace: true, owners: ["ours"] })],
+      [{ kind: "misplaced", expectedHost: "node-a", actualHost: "node-b", fix: refreshUp }],
+      [],
+    ],
+    [
+      "in use by others in address order",
+      [],
+      [on("10.0.1.100", "i-a"), on("10.0.1.20", "i-b"), on("10.0.1.5", "i-c")],
+      [],
+      [
+        { ip: "10.0.1.5", host: "i-c" },
+        { ip: "10.0.1.20", host: "i-b" },
+        { ip: "10.0.1.100", host: "i-a" },
+      ],
+    ],
+  ])("%s", (_name, placed, seen, expected, others) => {
+    const input = { stack, placed, seen, inPool, heldInState, isOurs };
+    const found = findDrift(input);
+    expect(found).toHaveLength(expected.length);
+    expected.forEach((e, i) => expect(found[i]).toMatchObject(e));
+    expect(inUseByOthers(input)).toEqual(others);
+  });
+
+  it("without an owner test (a kind that records none) every unheld address in a pool is leaked", () => {
+    const input = { stack, placed: [], seen: [on("10.0.1.7", "i-a")], inPool, heldInState };
+    expect(findDrift(input)).toMatchObject([{ kind: "leaked", ip: "10.0.1.7" }]);
+    expect(inUseByOthers(input)).toEqual([]);
   });
 });

@@ -88,9 +88,10 @@ describe.each([
   afterAll(async () => {
     await h.destroy().catch(() => undefined);
     h.dispose();
-    await custom()
-      .deleteClusterCustomObject({ ...api, name: foreign })
-      .catch(() => undefined);
+    for (const name of [foreign, `${foreign}-b`])
+      await custom()
+        .deleteClusterCustomObject({ ...api, name })
+        .catch(() => undefined);
     await w?.cleanup();
   });
 
@@ -193,6 +194,69 @@ describe.each([
         merge,
       );
     }
+    const after = await check();
+    expect(after.stdout).toContain("no drift");
+    expect(after.code).toBe(0);
+  });
+  it("a foreign object's pool address is in use by others (no delete, exit 0); a re-pinned gateway of the stack's: refresh and up, never a delete", async () => {
+    const other = uniqueName("elsewhere");
+    await custom().createClusterCustomObject({
+      ...api,
+      body: {
+        apiVersion: `${api.group}/${api.version}`,
+        kind: api.kind,
+        metadata: { name: `${foreign}-b`, labels: { app: other } },
+        spec: foreignSpec(`${net}.201`, w.node.a1),
+      },
+    });
+    const run = await check("--json");
+    expect(run.stderr).toBe("");
+    const doc = JSON.parse(run.stdout) as {
+      findings: Finding[];
+      others: { ip: string; host: string; fix?: unknown }[];
+    };
+    expect(doc.findings).toEqual([]);
+    // (The first test's foreign object, if its fix was not run, is in use by others too.)
+    expect(doc.others).toContainEqual({
+      ip: `${net}.201`,
+      host: kind === "cilium" ? w.node.a1 : "(not placed yet)",
+    });
+    expect(run.code).toBe(0);
+    const text = await check();
+    expect(text.stdout).not.toContain("kubectl");
+    expect(text.code).toBe(0);
+
+    if (kind !== "cilium") return;
+    const { host } = (await h.up()).outputs;
+    const pinnedTo = String(host!.value);
+    const moved = pinnedTo === w.node.a1 ? w.node.a2 : w.node.a1;
+    const gateway = {
+      nodeSelector: { matchLabels: { "kubernetes.io/hostname": moved } },
+      egressIP: planned.ip,
+    };
+    await custom().patchClusterCustomObject(
+      {
+        ...api,
+        name: ciliumObjectName(w.ns.x),
+        body: { spec: { egressGateway: gateway, egressGateways: [gateway] } },
+      },
+      merge,
+    );
+    const misplaced = await check("--json");
+    expect(misplaced.code).toBe(1);
+    expect((JSON.parse(misplaced.stdout) as { findings: Finding[] }).findings).toEqual([
+      {
+        kind: "misplaced",
+        ip: planned.ip,
+        expectedHost: pinnedTo,
+        actualHost: moved,
+        urn: expect.stringMatching(/EgressIpAssignment::team-x-/),
+        // The policy is the namespace's, shared by its gateways: refresh and up re-pin it in place.
+        fix: refreshUp(),
+      },
+    ]);
+    await h.refresh();
+    await h.up();
     const after = await check();
     expect(after.stdout).toContain("no drift");
     expect(after.code).toBe(0);

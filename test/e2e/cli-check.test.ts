@@ -1,8 +1,10 @@
 import {
   AssignPrivateIpAddressesCommand,
+  CreateTagsCommand,
   UnassignPrivateIpAddressesCommand,
   type EC2Client,
 } from "@aws-sdk/client-ec2";
+import { ownerTagKey, ownerTagValue } from "../../provider/provisioners/aws/aws-provisioner";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli";
 import { changesOf, Harness } from "../support/harness";
@@ -199,6 +201,76 @@ describe("pulumi-egress-ipam check, against moto", () => {
     const run = await check();
     expect(run.stdout).toContain("no drift");
     expect(run.code).toBe(0);
+  });
+
+  it("an address somebody else put on the stack's instance (untagged, or tagged for another owner) is in use by others: no fix, exit 0", async () => {
+    const hosts = await secondaryIps(ec2, [world.subnetIds[zone]!]);
+    const hostC = Object.entries(hosts).find(([, ips]) => ips.includes(placed.c!))![0];
+    const eni = await eniOf(hostC);
+    // As the VPC CNI does with pod and warm IPs: on the stack's own instance, in the pool's subnet.
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({
+        NetworkInterfaceId: eni,
+        PrivateIpAddresses: ["10.0.1.77", "10.0.1.78"],
+      }),
+    );
+    const otherOwner =
+      "stack-0123456789abcdef01234567 urn:pulumi:prod::other::egress-ipam:index:EgressIp$x::y";
+    await ec2.send(
+      new CreateTagsCommand({
+        Resources: [eni],
+        Tags: [{ Key: ownerTagKey("10.0.1.78"), Value: ownerTagValue(otherOwner) }],
+      }),
+    );
+
+    const run = await check("--json");
+    expect(run.stderr).toBe("");
+    const doc = JSON.parse(run.stdout) as {
+      drift: boolean;
+      findings: Finding[];
+      others: { ip: string; host: string; fix?: unknown }[];
+    };
+    expect(doc.findings).toEqual([]);
+    expect(doc.drift).toBe(false);
+    expect(run.code).toBe(0);
+    expect(doc.others.filter((o) => o.host === hostC).map((o) => o.ip)).toEqual(["10.0.1.77", "10.0.1.78"]);
+    expect(doc.others.every((o) => o.fix === undefined)).toBe(true);
+
+    const text = await check();
+    expect(text.code).toBe(0);
+    expect(text.stdout).not.toContain("unassign-private-ip-addresses");
+    expect(text.stdout).toMatch(/leaked \(.*\): 0\n/);
+    expect(text.stdout).toMatch(
+      /in use by others .*\n( {2}.*\n)* {2}10\.0\.1\.77 {2}on i-\w+\n {2}10\.0\.1\.78 {2}on i-\w+ {2}\(recorded for sha256:/,
+    );
+    expect(text.stdout).toContain("no drift: the hosts carry what state says");
+  });
+
+  it("an address of the stack's whose resources left state (tagged for the stack) is still leaked, with the unassign call", async () => {
+    const inState = await h.resources();
+    const urnOf = (type: string) =>
+      inState.find((r) => r.type.endsWith(type) && r.urn.endsWith("::team-c-us-east-1a"))!.urn;
+    // As `pulumi state delete` leaves it: the address and its tag stay on the instance.
+    await h.forget(urnOf("EgressIpAssignment"));
+    await h.forget(urnOf("IpAllocation"));
+    const hosts = await secondaryIps(ec2, [world.subnetIds[zone]!]);
+    const hostC = Object.entries(hosts).find(([, ips]) => ips.includes(placed.c!))![0];
+
+    const run = await check("--json");
+    expect(run.code).toBe(1);
+    const doc = JSON.parse(run.stdout) as { findings: Finding[]; others: { ip: string }[] };
+    expect(doc.findings).toEqual([
+      {
+        kind: "leaked",
+        ip: placed.c,
+        actualHost: hostC,
+        fix: [
+          `aws ec2 unassign-private-ip-addresses --region ${region} --endpoint-url ${moto.endpoint} ` +
+            `--network-interface-id ${await eniOf(hostC)} --private-ip-addresses ${placed.c}`,
+        ],
+      },
+    ]);
+    expect(doc.others.map((o) => o.ip)).toEqual(expect.arrayContaining(["10.0.1.77", "10.0.1.78"]));
   });
 
   it("exits 3 with one line naming the endpoint when the provisioner cannot be reached", async () => {

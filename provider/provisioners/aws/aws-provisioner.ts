@@ -444,9 +444,12 @@ export function awsProvisioner(
               ...["aws", "ec2", "unassign-private-ip-addresses", ...where],
               ...["--network-interface-id", eni.id, "--private-ip-addresses", a.ip],
             ),
+            // The owner record: which assignment's tag (a VPC CNI pod or warm IP has none).
+            ...(eni.tags?.[ownerTagKey(a.ip)] ? { owners: [eni.tags[ownerTagKey(a.ip)]!] } : {}),
           })),
       );
     },
+    placementOwners: "hashed",
   };
   return {
     ...common,

@@ -268,10 +268,14 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     },
 
     placements: (cidrs) => antreaPlacements(config, cidrs),
+    placementOwners: "named",
   };
 }
 
-/** Where `check` sees Antrea's addresses: each Egress's `egressIP` on its `status.egressNode`. */
+/**
+ * Where `check` sees Antrea's addresses: each Egress's `egressIP` on its `status.egressNode`, with
+ * the owner record of an Egress this package manages.
+ */
 async function antreaPlacements(config: AntreaProvisionerConfig, cidrs: string[]): Promise<Placement[]> {
   const { kube } = plannerFor(config);
   const egresses = (await listObjects(kube, api.antrea, "Egress")).map(readAntreaEgress);
@@ -291,12 +295,16 @@ async function antreaPlacements(config: AntreaProvisionerConfig, cidrs: string[]
       "egress.crd.antrea.io",
       e.name,
     );
+    const owners = isManaged(e.labels)
+      ? readOwners({ metadata: { annotations: e.annotations } }, [e.ip])[e.ip]
+      : undefined;
     return [
       {
         ip: e.ip,
         ...(e.node ? { host: e.node } : { host: "(not placed yet)", awaitingHost: true }),
         platformPlaced: true,
         removeCommand,
+        ...(owners ? { owners } : {}),
       },
     ];
   });

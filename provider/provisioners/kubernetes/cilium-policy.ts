@@ -5,6 +5,7 @@ import { addressesWithin, api, hostnameLabel, type CiliumGateway, type EgressVie
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
 import type { AddressLocations } from "./node-planner";
 import { managedBy } from "./ovn";
+import { readOwners } from "./owners";
 
 // The CiliumEgressGatewayPolicy objects of the cilium kind: their names, the spec written for a
 // namespace's gateways, and what planning and `check` read back from the cluster's policies.
@@ -58,12 +59,17 @@ export function policySpec(namespace: string, gateways: CiliumGateway[], config:
 
 /**
  * Where `check` sees the policies' addresses: each gateway address inside `cidrs` on the Node it
- * pins, with the command that removes it (the policy when it has one gateway; else its entry, tested
- * first so that a list changed since fails instead of losing another address).
+ * pins, with the owner record of a policy this package manages, and the command that removes it
+ * (the policy when it has one gateway; else its entry, tested first so that a list changed since
+ * fails instead of losing another address). A gateway pinned to another Node than state says is
+ * re-pinned in place by refresh and up: the policy is the namespace's, never deleted for that.
  */
 export function ciliumPlacements(view: EgressView, cidrs: string[], context: string): Placement[] {
   return view.ciliumPolicies.flatMap((p) => {
     const inside = new Set(addressesWithin(p.gateways.map((g) => g.ip).filter(Boolean), cidrs));
+    const recorded = isManaged(p.labels)
+      ? readOwners({ metadata: { annotations: p.annotations } }, [...inside])
+      : {};
     return p.gateways.flatMap((g, i) => {
       if (!inside.has(g.ip)) return [];
       const path = `/spec/egressGateways/${i}`;
@@ -85,7 +91,16 @@ export function ciliumPlacements(view: EgressView, cidrs: string[], context: str
                 { op: "remove", path },
               ]),
             );
-      return [{ ip: g.ip, host: g.node ?? "(no single node)", removeCommand }];
+      const owners = recorded[g.ip];
+      return [
+        {
+          ip: g.ip,
+          host: g.node ?? "(no single node)",
+          removeCommand,
+          repinnedInPlace: true,
+          ...(owners ? { owners } : {}),
+        },
+      ];
     });
   });
 }

@@ -318,5 +318,6 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     },
 
     placements: async (cidrs) => ciliumPlacements(await readEgressView(kube), cidrs, kube.context),
+    placementOwners: "named",
   };
 }

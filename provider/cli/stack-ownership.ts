@@ -1,0 +1,79 @@
+import { ownerTagValue } from "../provisioners/aws/aws-provisioner";
+import type { EgressIPProvisioner, Placement } from "../provisioners/egress-ip-provisioner";
+import type { StackSnapshot } from "./stack-snapshot";
+
+// Which of the addresses `check` sees on hosts are this stack's, by the owner records the
+// provisioners write next to them: only those are ever reported leaked (with a removal command);
+// every other address is in use by others, whoever they are.
+
+/** The type prefix of this package's providers' resources in a checkpoint. */
+const ownTypes = "pulumi-nodejs:dynamic/egress-ipam:";
+const egressIpType = "egress-ipam:index:EgressIp";
+const assignmentType = `${ownTypes}EgressIpAssignment`;
+
+/** The stack as owner records name it, read from its state. */
+export interface StackOwnership {
+  /** The stack's identities (`stackId` outputs, the first word of `ownerId` outputs): normally one. */
+  identities: Set<string>;
+  /**
+   * Whether `p`'s owner record names this stack. `style` is how the provisioner records owners
+   * ({@link EgressIPProvisioner.placementOwners}); undefined: the kind records none, and every
+   * address counts as the stack's (what state does not hold is leaked), as before owner records.
+   */
+  isOurs(p: Placement, style: EgressIPProvisioner["placementOwners"]): boolean;
+}
+
+/**
+ * The stack's ownership from its snapshot. A `named` record (`<stack identity> <URN>`, Kubernetes
+ * kinds) is ours when its identity is the stack's. A `hashed` one (the aws tag, a hash of that
+ * text) is ours when it is the hash of the stack's identity with a URN of the stack: every URN in
+ * its state and interrupted creates, and the EgressIpAssignments that its EgressIps make in the
+ * failure domains its state names (an assignment dropped from state by `pulumi state delete`).
+ * A record of a URN the stack no longer names anywhere cannot be told from another stack's: it is
+ * in use by others, never removed on a guess.
+ */
+export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
+  const all = [...snapshot.resources, ...snapshot.pendingCreates];
+  const identities = new Set<string>();
+  for (const r of all) {
+    if (!r.type.startsWith(ownTypes)) continue;
+    for (const props of [r.outputs, r.inputs]) {
+      if (typeof props?.stackId === "string" && props.stackId !== "") identities.add(props.stackId);
+      if (typeof props?.ownerId === "string" && props.ownerId.includes(" "))
+        identities.add(props.ownerId.slice(0, props.ownerId.indexOf(" ")));
+    }
+  }
+  const urns = new Set(all.map((r) => r.urn));
+  const domains = new Set<string>();
+  for (const r of all) {
+    if (r.type !== assignmentType) continue;
+    const d = r.inputs?.failureDomain ?? r.outputs?.failureDomain;
+    if (typeof d === "string") domains.add(d);
+  }
+  for (const r of all) {
+    if (r.type !== egressIpType) continue;
+    for (const d of domains) urns.add(childUrn(r.urn, assignmentType, d));
+  }
+  let hashes: Set<string> | undefined;
+  const hashed = () =>
+    (hashes ??= new Set(
+      [...identities].flatMap((id) => [...urns].map((urn) => ownerTagValue(`${id} ${urn}`))),
+    ));
+  return {
+    identities,
+    isOurs(p, style) {
+      if (style === undefined) return true;
+      const owners = p.owners ?? [];
+      if (style === "named") return owners.some((o) => identities.has(o.split(" ")[0]!));
+      return owners.some((o) => hashed().has(o));
+    },
+  };
+}
+
+/** The URN of the child of `parent` of type `type` named as an EgressIp names its assignment in `domain`. */
+function childUrn(parent: string, type: string, domain: string): string {
+  const parts = parent.split("::");
+  const [head, project, parentType] = parts;
+  const name = parts.slice(3).join("::");
+  return `${head}::${project}::${parentType}$${type}::${domain === "" ? name : `${name}-${domain}`}`;
+}

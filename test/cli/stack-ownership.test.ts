@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { stackOwnership } from "../../provider/cli/stack-ownership";
+import type { StackSnapshot } from "../../provider/cli/stack-snapshot";
+import { ownerTagValue } from "../../provider/provisioners/aws/aws-provisioner";
+import type { Placement } from "../../provider/provisioners/egress-ip-provisioner";
+
+const id = "stack-aaaaaaaaaaaaaaaaaaaaaaaa";
+const other = "stack-bbbbbbbbbbbbbbbbbbbbbbbb";
+const base = "urn:pulumi:dev::shop::egress-ipam:index:EgressIp";
+const assignment = (team: string) =>
+  `${base}$pulumi-nodejs:dynamic/egress-ipam:EgressIpAssignment::team-${team}-us-east-1a`;
+const snapshot: StackSnapshot = {
+  stack: "org/shop/dev",
+  resources: [
+    { urn: `${base}::team-a`, type: "egress-ipam:index:EgressIp" },
+    { urn: `${base}::team-b`, type: "egress-ipam:index:EgressIp" },
+    {
+      urn: assignment("a"),
+      type: "pulumi-nodejs:dynamic/egress-ipam:EgressIpAssignment",
+      inputs: { failureDomain: "us-east-1a" },
+      outputs: { ownerId: `${id} ${assignment("a")}` },
+    },
+  ],
+  pendingCreates: [],
+  deployments: [],
+} as unknown as StackSnapshot;
+const at = (owners?: string[]): Placement => ({ ip: "10.0.1.7", host: "i-a", ...(owners ? { owners } : {}) });
+
+describe("stackOwnership", () => {
+  const ours = stackOwnership(snapshot);
+  it("reads the stack's identity from ownerId", () => expect([...ours.identities]).toEqual([id]));
+  it.each<[string, Placement, "named" | "hashed" | undefined, boolean]>([
+    ["named: the stack's identity with any URN", at([`${id} urn:pulumi:dev::shop::x::gone`]), "named", true],
+    ["named: another stack's", at([`${other} ${assignment("a")}`]), "named", false],
+    ["named: nobody recorded", at(), "named", false],
+    ["named: an unreadable record", at(["(there before)"]), "named", false],
+    ["hashed: an assignment in state", at([ownerTagValue(`${id} ${assignment("a")}`)]), "hashed", true],
+    [
+      "hashed: an assignment dropped from state whose EgressIp is still there",
+      at([ownerTagValue(`${id} ${assignment("b")}`)]),
+      "hashed",
+      true,
+    ],
+    [
+      "hashed: the same URN for another stack",
+      at([ownerTagValue(`${other} ${assignment("a")}`)]),
+      "hashed",
+      false,
+    ],
+    ["hashed: untagged (a VPC CNI pod IP)", at(), "hashed", false],
+    ["a kind without owner records: every placement", at(), undefined, true],
+  ])("%s", (_name, p, style, expected) => expect(ours.isOurs(p, style)).toBe(expected));
+});
