@@ -126,8 +126,8 @@ function othersRecorded(owners: Owners, ip: string, owner: string): string[] {
   return list.includes(owner) ? [] : list.filter((o) => o !== thereBefore);
 }
 
-/** What an address `others` adopted is, in messages. */
-const takenOver = (ip: string, others: string[]) => `${ip} was taken over by ${others.join(", ")} (adopt)`;
+/** What happened to an address `others` adopted, in messages. */
+const takenOverBy = (others: string[]) => `was taken over by ${others.join(", ")} (adopt)`;
 
 /**
  * Refuses an address that `what` (e.g. "NetNamespace team-a") already lists when it does not count
@@ -150,7 +150,7 @@ export function refuseUnowned(
     const others = othersRecorded(owners, ip, owner);
     if (others.length === 0) return;
     throw new Error(
-      `${what} lists ${ip} recorded for ${others.join(", ")}: ${takenOver(ip, others)}, and it is not this ` +
+      `${what} lists ${ip} recorded for ${others.join(", ")}: ${ip} ${takenOverBy(others)}, and it is not this ` +
         `assignment's to put back or move; remove this assignment from the program (its delete leaves the ` +
         `address to its owner), or have that owner release it and run pulumi up again`,
     );
@@ -171,7 +171,7 @@ export function refuseTakenOver(owners: Owners, ip: string, owner: string | unde
   const others = owner === undefined ? [] : othersRecorded(owners, ip, owner);
   if (others.length === 0) return;
   throw new Error(
-    `egress IP ${ip} in ${what} ${takenOver(ip, others).slice(ip.length + 1)}: this assignment no longer ` +
+    `egress IP ${ip} in ${what} ${takenOverBy(others)}: this assignment no longer ` +
       `holds it; remove it from the program (its delete leaves the address to its owner), or have that owner ` +
       `release it and run pulumi up to put it back`,
   );
