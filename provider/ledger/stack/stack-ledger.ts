@@ -109,8 +109,15 @@ function cachedExport(stack: string, load: (stack: string) => Promise<Checkpoint
  * The records of `pool` in the stack's checkpoint, as the stack ledger reads them (one export per
  * stack per process): what a shared pool's planning counts as this stack's own besides its claims.
  */
-export async function stateRecords(stack: string, pool: string): Promise<AllocationRecord[]> {
-  return poolRecords(await cachedExport(stack, (s) => exportStackResources(s)), pool);
+export function stateRecords(stack: string, pool: string): Promise<AllocationRecord[]> {
+  // The export is read once per process, so are a pool's records in it: every plan of the pool
+  // asks, and the stack may hold thousands of resources.
+  const key = `${stack}\u0000${pool}`;
+  return shared("state-records", key, () => {
+    const records = cachedExport(stack, (s) => exportStackResources(s)).then((rs) => poolRecords(rs, pool));
+    records.catch(() => forget("state-records", key));
+    return records;
+  });
 }
 
 /**
