@@ -164,3 +164,41 @@ describe("state written by earlier versions", () => {
     expect(changesOf((await h.destroy()).summary.resourceChanges)).toEqual({ delete: 6 });
   });
 });
+
+describe("a name freed by a rename", () => {
+  const h = Harness.create("freed-name");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  // `web` is renamed `web2` (with an alias, so it keeps its address); later the alias is dropped
+  // and a new `web` is declared: a new resource, which plans an address of its own.
+  const program = (allocations: [string, string[]][]) => async () => {
+    const pool = new IpPool("pool", { ranges: [{ subnet: "10.0.9.0/24", rangeStart: "10.0.9.10" }] });
+    const out: Record<string, unknown> = {};
+    for (const [name, aliases] of allocations) {
+      out[name] = new IpAllocation(name, { pool }, { aliases: aliases.map((a) => ({ name: a })) }).ip;
+    }
+    return out;
+  };
+  afterAll(() => h.dispose());
+
+  it("is a new holder: preview and up give it another address than the renamed one's", async () => {
+    await h.program(program([["web", []]]));
+    expect((await h.up()).outputs.web?.value).toBe("10.0.9.10");
+    await h.program(program([["web2", ["web"]]]));
+    const renamed = await h.up();
+    expect(changesOf(renamed.summary.resourceChanges)).toEqual({});
+    expect(renamed.outputs.web2?.value).toBe("10.0.9.10");
+
+    await h.program(
+      program([
+        ["web2", []],
+        ["web", []],
+      ]),
+    );
+    const preview = await h.preview();
+    expect(preview.op("web2")).toBe("same");
+    expect(preview.planned("web")?.ip).toBe("10.0.9.11");
+    const up = await h.up();
+    expect(up.outputs.web2?.value).toBe("10.0.9.10");
+    expect(up.outputs.web?.value).toBe("10.0.9.11");
+  });
+});

@@ -112,6 +112,37 @@ describe("who holds an address of a shared pool", () => {
     expect(await claimsOf(pool)).toEqual([]);
   });
 
+  it("a name freed by a rename is a new holder: it gets another address and a claim of its own", async () => {
+    const pool = uniqueName("freed");
+    const h = stack("freed");
+    const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (allocations: [string, string[]][]) => async () => {
+      const p = new IpPool("egress", { ranges: [{ subnet: "10.62.0.0/28" }], ledger: ledgerOf(pool) });
+      const out: Record<string, unknown> = {};
+      for (const [name, aliases] of allocations)
+        out[name] = new IpAllocation(name, { pool: p }, { aliases: aliases.map((a) => ({ name: a })) }).ip;
+      return out;
+    };
+    await h.program(program([["web", []]]));
+    const first = String((await h.up()).outputs.web?.value);
+    await h.program(program([["web2", ["web"]]]));
+    expect((await h.up()).outputs.web2?.value).toBe(first);
+    await h.program(
+      program([
+        ["web2", []],
+        ["web", []],
+      ]),
+    );
+    const planned = (await h.preview()).planned("web")?.ip;
+    expect(planned).not.toBe(first);
+    const up = await h.up();
+    expect(up.outputs.web2?.value).toBe(first);
+    expect(up.outputs.web?.value).toBe(planned);
+    expect(await claimsOf(pool)).toEqual([first, String(planned)].sort());
+    await h.destroy();
+    expect(await claimsOf(pool)).toEqual([]);
+  });
+
   it("a preview of a grown pool that is never applied leaves the stored definition as it was", async () => {
     const pool = uniqueName("grow");
     const h = stack("grow");

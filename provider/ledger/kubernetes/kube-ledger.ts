@@ -17,7 +17,7 @@ import {
   type StackRef,
 } from "./claim-store";
 import type { Ledger, Plan, PlanRequest } from "../ledger";
-import type { AllocationRecord } from "../stack/allocation-record";
+import type { CarriedRecord } from "../stack/allocation-record";
 import { leftToItsOwnCheck } from "../planner";
 import { decidePlan, withRecords, type StagedPlan } from "./plan-decision";
 import { leaseLocker } from "./lease-lock";
@@ -61,7 +61,7 @@ export interface KubeLedgerOptions {
    * where the ledger has no live claim (a pool just put on the ledger, claims lost), so two holders
    * of the stack never get one address. Default: none.
    */
-  records?: (pool: string) => Promise<AllocationRecord[]>;
+  records?: (pool: string) => Promise<CarriedRecord[]>;
 }
 
 /** The Kubernetes ledger, with what node addresses (kube-node-addresses) build on. */
@@ -176,7 +176,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   /** The pool's claims as this process's view has them, with the stack's own records of `pool`. */
   const claimsFor = async (pool: string): Promise<Claim[]> => {
     const claims = await view.claims();
-    return opts.records ? withRecords(claims, await opts.records(pool), Date.now(), hold) : claims;
+    return opts.records ? withRecords(claims, await opts.records(pool), Date.now(), { me, hold }) : claims;
   };
 
   /** Reads the claim of `ip` into the view (after a lost race: the view was behind). */

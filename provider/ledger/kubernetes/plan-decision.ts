@@ -3,7 +3,7 @@
 import { AddressSet, IpamError } from "../../allocator";
 import type { Plan, PlanRequest } from "../ledger";
 import { heldPlan, planAddresses } from "../planner";
-import type { AllocationRecord } from "../stack/allocation-record";
+import type { CarriedRecord } from "../stack/allocation-record";
 import {
   describeHolder,
   holderKey,
@@ -99,23 +99,32 @@ export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Pla
 }
 
 /**
- * `claims` with what the stack's state `records` of the pool where no live claim is (a pool just
- * put on a ledger, claims lost since): as claims of their holders, never written over (they have no
- * resourceVersion), so planning never hands a holder of the stack another holder's address.
+ * `claims` as the stack's state `records` of the pool say who holds them:
+ * - a claim of the stack whose instance a resource of the state carries is that resource's (a
+ *   resource renamed with an alias keeps the claims of its old name; a new resource given that
+ *   name later is another holder, which must not find them its own);
+ * - where no live claim is (a pool just put on a ledger, claims lost since), the records as claims
+ *   of their holders, never written over (they have no resourceVersion), so planning never hands a
+ *   holder of the stack another holder's address.
  */
 export function withRecords(
   claims: readonly Claim[],
-  records: readonly AllocationRecord[],
+  records: readonly CarriedRecord[],
   at: number,
-  hold: Planning["hold"],
+  p: Pick<Planning, "me" | "hold">,
 ): Claim[] {
-  const live = new Set(claims.filter((c) => isLive(c, at)).map((c) => c.ip));
+  const carrier = new Map(records.flatMap((r) => (r.instance === undefined ? [] : [[r.instance, r.owner]])));
+  const attributed = claims.map((c) => {
+    const owner = c.instance === undefined ? undefined : carrier.get(c.instance);
+    return owner !== undefined && owner !== c.owner && ofStack(c, p.me) ? { ...c, owner } : c;
+  });
+  const live = new Set(attributed.filter((c) => isLive(c, at)).map((c) => c.ip));
   const recorded = new Map<string, Claim>();
   for (const r of records) {
     for (const ip of r.ips) {
       if (live.has(ip) || recorded.has(ip)) continue;
       recorded.set(ip, {
-        ...hold(r.owner, r.seq),
+        ...p.hold(r.owner, r.seq),
         state: "claim",
         expires: 0,
         ip,
@@ -124,5 +133,5 @@ export function withRecords(
       });
     }
   }
-  return [...claims.filter((c) => !recorded.has(c.ip)), ...recorded.values()];
+  return [...attributed.filter((c) => !recorded.has(c.ip)), ...recorded.values()];
 }

@@ -54,16 +54,28 @@ export function readRecord(props: Record<string, unknown> | undefined): Allocati
   return { pool, owner, ips, seq: typeof seq === "number" ? seq : 0 };
 }
 
+/** A record as a checkpoint holds it: of the resource instance that carries it. */
+export interface CarriedRecord extends AllocationRecord {
+  /** The instance's claims in a shared pool (`instance` output), when it has one. */
+  instance?: string;
+}
+
 /**
  * Every record of `pool` in a checkpoint. Outputs (what a create or update returned) and inputs
  * (what `check` planned, the only record of an interrupted create) both count, so an address is
  * taken as soon as any copy of any resource mentions it — including copies pending deletion.
+ *
+ * The holder is the resource that carries the record, by its URN in the checkpoint, not the
+ * `owner` written in it: a resource renamed with an alias keeps the record of its old name, and a
+ * new resource given that name later is another holder, which must not find the address its own.
  */
-export function poolRecords(resources: CheckpointResource[], pool: string): AllocationRecord[] {
-  const out: AllocationRecord[] = [];
+export function poolRecords(resources: CheckpointResource[], pool: string): CarriedRecord[] {
+  const out: CarriedRecord[] = [];
   for (const r of resources) {
+    const instance = typeof r.outputs?.instance === "string" ? r.outputs.instance : undefined;
     for (const record of [readRecord(r.outputs), readRecord(r.inputs)]) {
-      if (record?.pool === pool) out.push(record);
+      if (record?.pool !== pool) continue;
+      out.push({ ...record, owner: r.urn, ...(instance === undefined ? {} : { instance }) });
     }
   }
   return out;

@@ -108,7 +108,7 @@ describe("withRecords", () => {
       { pool: "p", owner: urn("b"), ips: ["10.9.0.3"], seq: 2 },
       { pool: "p", owner: urn("c"), ips: ["10.9.0.4"], seq: 3 },
     ];
-    const merged = withRecords([live, lapsed], records, now, planning.hold);
+    const merged = withRecords([live, lapsed], records, now, planning);
     expect(merged.map((c) => [c.ip, c.owner, c.state, c.resourceVersion]).sort()).toEqual([
       ["10.9.0.2", urn("x"), "claim", "7"],
       ["10.9.0.3", urn("b"), "claim", ""],
@@ -117,5 +117,19 @@ describe("withRecords", () => {
     // A new holder is planned around them, after the newest record in the pool's order.
     const staged = decidePlan({ pool: "p", owner: urn("d"), count: 1, choose }, merged, now, planning);
     expect(staged.plan).toEqual({ ips: ["10.9.0.5"], seq: 4 });
+  });
+
+  it("gives a claim of the stack to the resource whose state carries its instance, not to the name it was made under", () => {
+    // `web` was renamed `web2` with an alias: web2's record still names web, its claim too.
+    const renamed = claim("10.9.0.2", "web", { instance: "i-web" });
+    const records = [{ pool: "p", owner: urn("web2"), ips: ["10.9.0.2"], seq: 1, instance: "i-web" }];
+    const merged = withRecords([renamed], records, now, planning);
+    expect(merged.map((c) => [c.ip, c.owner, c.resourceVersion])).toEqual([["10.9.0.2", urn("web2"), "7"]]);
+    // A new resource given the freed name is another holder: it plans another address.
+    const staged = decidePlan({ pool: "p", owner: urn("web"), count: 1, choose }, merged, now, planning);
+    expect(staged.plan.ips).not.toContain("10.9.0.2");
+    // Another stack's claim with a matching instance stays as it is.
+    const theirs = claim("10.9.0.2", "web", { ...other, instance: "i-web" });
+    expect(withRecords([theirs], records, now, planning)[0]!.owner).toBe(urn("web"));
   });
 });
