@@ -28,9 +28,9 @@ export interface StackOwnership {
  * kinds) is ours when its identity is the stack's. A `hashed` one (the aws tag, a hash of that
  * text) is ours when it is the hash of the stack's identity with a URN of the stack: every URN in
  * its state and interrupted creates, and the EgressIpAssignments that its EgressIps make in the
- * failure domains its state names (an assignment dropped from state by `pulumi state delete`).
- * A record of a URN the stack no longer names anywhere cannot be told from another stack's: it is
- * in use by others, never removed on a guess.
+ * failure domains its state names (an assignment dropped from state by `pulumi state delete`);
+ * and every owner text its state keeps. A record of a URN the stack no longer names anywhere cannot
+ * be told from another stack's: it is in use by others, never removed on a guess.
  */
 export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   const all = [...snapshot.resources, ...snapshot.pendingCreates];
@@ -44,6 +44,12 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
     }
   }
   const urns = new Set(all.map((r) => r.urn));
+  // The owner texts the state keeps, as made (`newOwnerId`: one of a name freed by a rename has a suffix).
+  const ownerIds = new Set<string>();
+  for (const r of all) {
+    for (const props of [r.outputs, r.inputs])
+      if (r.type.startsWith(ownTypes) && typeof props?.ownerId === "string") ownerIds.add(props.ownerId);
+  }
   const domains = new Set<string>();
   for (const r of all) {
     if (r.type !== assignmentType) continue;
@@ -56,9 +62,10 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   }
   let hashes: Set<string> | undefined;
   const hashed = () =>
-    (hashes ??= new Set(
-      [...identities].flatMap((id) => [...urns].map((urn) => ownerTagValue(`${id} ${urn}`))),
-    ));
+    (hashes ??= new Set([
+      ...[...identities].flatMap((id) => [...urns].map((urn) => ownerTagValue(`${id} ${urn}`))),
+      ...[...ownerIds].map(ownerTagValue),
+    ]));
   return {
     identities,
     isOurs(p, style) {

@@ -20,6 +20,13 @@ const snapshot: StackSnapshot = {
       inputs: { failureDomain: "us-east-1a" },
       outputs: { ownerId: `${id} ${assignment("a")}` },
     },
+    {
+      // A new team-c given the name a renamed EgressIp had: its owner text has a suffix.
+      urn: assignment("c"),
+      type: "pulumi-nodejs:dynamic/egress-ipam:EgressIpAssignment",
+      inputs: { failureDomain: "us-east-1a" },
+      outputs: { ownerId: `${id} ${assignment("c")} #2` },
+    },
   ],
   pendingCreates: [],
   deployments: [],
@@ -44,6 +51,18 @@ describe("stackOwnership", () => {
     [
       "hashed: the same URN for another stack",
       at([ownerTagValue(`${other} ${assignment("a")}`)]),
+      "hashed",
+      false,
+    ],
+    [
+      "hashed: an owner text with a suffix in state",
+      at([ownerTagValue(`${id} ${assignment("c")} #2`)]),
+      "hashed",
+      true,
+    ],
+    [
+      "hashed: a suffix state does not keep",
+      at([ownerTagValue(`${id} ${assignment("c")} #3`)]),
       "hashed",
       false,
     ],

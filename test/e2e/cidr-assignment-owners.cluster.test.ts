@@ -101,4 +101,34 @@ describe("CidrAssignment takes off only what it put on", () => {
     expect(await hostSubnetCidrs(w.node.n1)).toEqual([subnet]); // there before
     expect(await hostSubnetCidrs(w.node.n2)).toEqual([]);
   });
+
+  it("ovn: a name freed by a rename is another owner; the renamed one's delete leaves the label it relies on", async () => {
+    const h = stack("owners-freed");
+    const { IpPool, CidrAssignment } = h.pkg<Pkg>("pulumi-egress-ipam");
+    const program = (assignments: [string, string[]][]) => async () => {
+      const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/25` }] });
+      for (const [name, aliases] of assignments) {
+        const provisioner = { kind: "ovn" as const, nodeSelector: w.selector };
+        const opts = { aliases: aliases.map((a) => ({ name: a })) };
+        new CidrAssignment(name, { pool, provisioner, hosts: [w.node.n2] }, opts);
+      }
+    };
+    await h.program(program([["cidrs", []]]));
+    await h.up();
+    await h.program(program([["cidrs2", ["cidrs"]]]));
+    await h.up();
+    await h.program(
+      program([
+        ["cidrs2", []],
+        ["cidrs", []],
+      ]),
+    );
+    await h.up();
+    expect((await owners(node(w.node.n2)))[assignable]).toHaveLength(2);
+    await h.program(program([["cidrs", []]]));
+    await h.up();
+    expect(await labelled(w.node.n2)).toBe(true); // the new cidrs relies on it
+    await h.destroy();
+    expect(await labelled(w.node.n2)).toBe(false);
+  });
 });

@@ -105,6 +105,11 @@ function cachedExport(stack: string, load: (stack: string) => Promise<Checkpoint
   });
 }
 
+/** The resources of the stack's checkpoint, as the stack ledger reads them (one export per stack per process). */
+export function stackResources(stack: string): Promise<CheckpointResource[]> {
+  return cachedExport(stack, (s) => exportStackResources(s));
+}
+
 /**
  * The records of `pool` in the stack's checkpoint, as the stack ledger reads them (one export per
  * stack per process): what a shared pool's planning counts as this stack's own besides its claims.
@@ -114,7 +119,7 @@ export function stateRecords(stack: string, pool: string): Promise<AllocationRec
   // asks, and the stack may hold thousands of resources.
   const key = `${stack}\u0000${pool}`;
   return shared("state-records", key, () => {
-    const records = cachedExport(stack, (s) => exportStackResources(s)).then((rs) => poolRecords(rs, pool));
+    const records = stackResources(stack).then((rs) => poolRecords(rs, pool));
     records.catch(() => forget("state-records", key));
     return records;
   });

@@ -5,7 +5,7 @@ import { withoutProvider, type Props, type ProviderImpl } from "../provider-prop
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { withInstanceSettings } from "../../provisioners/provisioner-config";
-import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { newOwnerId } from "../../ledger/stack/owner-identity";
 import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
 import { shapeFailures } from "../input-shape";
 import { cidrAssignmentInputs } from "../resource-inputs";
@@ -58,11 +58,12 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
   }
   if (elsewhere) return { inputs: news, failures: [elsewhere] };
   // Who this assignment is on the objects it changes: the stack's identity (never its name alone:
-  // same-named stacks of two backends are two owners) and the URN, made once and kept.
+  // same-named stacks of two backends are two owners) and the URN, made once and kept (`newOwnerId`:
+  // a name freed by a rename is another owner).
   let ownerId: string | undefined = typeof olds.ownerId === "string" ? olds.ownerId : undefined;
   if (recordsOwners(news) && ownerId === undefined) {
     try {
-      ownerId = `${await stackIdentity(news.stack)} ${news.owner}`;
+      ownerId = await newOwnerId(news.stack, news.owner);
     } catch (e) {
       return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
     }

@@ -7,7 +7,7 @@ import { withoutProvider, type Props, type ProviderImpl } from "../provider-prop
 import { noUsableAnswer } from "../../provisioners/no-usable-answer";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
-import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { newOwnerId } from "../../ledger/stack/owner-identity";
 import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
 import { shapeFailures } from "../input-shape";
 import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
@@ -86,10 +86,10 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   if (news.provisioner?.kind !== "none") {
     // Who this assignment is in the owner records where it puts its address (the namespace's
     // NetNamespace or EgressIP object, the interface's tag on AWS): the stack's identity (never
-    // its name alone) and the URN, made once and kept.
+    // its name alone) and the URN, made once and kept (`newOwnerId`: a name freed by a rename is another owner).
     try {
       news.ownerId =
-        typeof olds.ownerId === "string" ? olds.ownerId : `${await stackIdentity(news.stack)} ${news.owner}`;
+        typeof olds.ownerId === "string" ? olds.ownerId : await newOwnerId(news.stack, news.owner);
     } catch (e) {
       return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
     }

@@ -10,6 +10,11 @@ vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
 vi.mock("../../../provider/ledger/stack/stack-identity", () => ({
   stackIdentity: async (stack: string) => `id-of-${stack}`,
 }));
+// The stack's state, which has no other owner: every owner text is the plain `<identity> <URN>`.
+vi.mock("../../../provider/ledger/stack/stack-ledger", async (original) => ({
+  ...(await original<typeof import("../../../provider/ledger/stack/stack-ledger")>()),
+  stackResources: async () => [],
+}));
 
 // A recording provisioner, in place of this process's "ocp-dynamic".
 const assigned: string[] = [];
