@@ -223,3 +223,23 @@ describe("stack ledger: planning ahead in program order", () => {
     ).rejects.toThrow(/10\.4\.0\.9 .* is held by kept/);
   });
 });
+
+describe("stack ledger: the holder is the resource that carries the record", () => {
+  // `web` renamed `web2` with an alias: web2's state still records the owner `web`.
+  const load = async (): Promise<CheckpointResource[]> => [
+    { urn: "web2", type: "t", outputs: holder("web", ["10.6.0.2"], 1) },
+  ];
+  const choose = chooser("10.6.0.0/24");
+
+  it.each<[string, boolean, string[] | Error]>([
+    ["a new `web` planned automatically gets another address", false, ["10.6.0.3"]],
+    ["a new `web` requesting the address is refused naming web2", false, new Error("held by web2")],
+    ["with adopt: true it takes it over", true, ["10.6.0.2"]],
+  ])("%s", async (name, adopt, expected) => {
+    const ledger = stackLedger({ stack: freshStack(), load });
+    const requested = name.includes("request") || adopt ? ["10.6.0.2"] : undefined;
+    const plan = ledger.plan({ pool: POOL, owner: "web", choose, requested, adopt });
+    if (expected instanceof Error) await expect(plan).rejects.toThrow(expected.message);
+    else expect((await plan).ips).toEqual(expected);
+  });
+});
