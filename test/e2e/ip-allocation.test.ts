@@ -202,3 +202,44 @@ describe("a name freed by a rename", () => {
     expect(up.outputs.web?.value).toBe("10.0.9.11");
   });
 });
+
+describe("an earlier holder whose observer is not known at preview", () => {
+  const h = Harness.create("unknown-observer");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const pulumi = h.pkg<typeof import("@pulumi/pulumi")>("@pulumi/pulumi");
+  afterAll(() => h.dispose());
+
+  it("leaves a later automatic holder unknown at preview instead of showing an address up does not give", async () => {
+    await h.program(async () => {
+      const pool = new IpPool("pool", { ranges: [{ subnet: "10.0.10.0/24", rangeStart: "10.0.10.10" }] });
+      // A provisioner config made from another resource's output: unknown at preview, known at up.
+      const host = pulumi.runtime.isDryRun() ? pulumi.output(pulumi.unknown as unknown as string) : "h1";
+      const observeWith = pulumi.output(host).apply((h) => ({ kind: "none" as const, hosts: { a: [h] } }));
+      const first = new IpAllocation("first", { pool, observeWith });
+      const fixed = new IpAllocation("fixed", { pool, ip: "10.0.10.12" });
+      const second = new IpAllocation("second", { pool });
+      return { first: first.ip, fixed: fixed.ip, second: second.ip };
+    });
+    const preview = await h.preview();
+    expect(preview.planned("fixed")?.ip).toBe("10.0.10.12");
+    expect(preview.planned("second")?.ip).toBeUndefined();
+    const up = await h.up();
+    expect([up.outputs.first?.value, up.outputs.second?.value]).toEqual(["10.0.10.10", "10.0.10.11"]);
+    // Once the earlier holder holds its address, the later ones are exact at preview again.
+    const again = await h.preview();
+    expect(again.op("second")).toBe("same");
+  });
+
+  it("counts an earlier holder's requested address at preview whatever its observer", async () => {
+    await h.program(async () => {
+      const pool = new IpPool("pool2", { ranges: [{ subnet: "10.0.11.0/24", rangeStart: "10.0.11.10" }] });
+      const host = pulumi.runtime.isDryRun() ? pulumi.output(pulumi.unknown as unknown as string) : "h1";
+      const observeWith = pulumi.output(host).apply((h) => ({ kind: "none" as const, hosts: { a: [h] } }));
+      const fixed = new IpAllocation("fixed2", { pool, ip: "10.0.11.10", observeWith });
+      const later = new IpAllocation("later", { pool });
+      return { fixed: fixed.ip, later: later.ip };
+    });
+    expect((await h.preview()).planned("later")?.ip).toBe("10.0.11.11");
+    expect((await h.up()).outputs.later?.value).toBe("10.0.11.11");
+  });
+});

@@ -21,7 +21,7 @@ import { IpamError } from "../../core/ipam-error";
 import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { createHash, randomUUID } from "node:crypto";
-import { holdersAhead, poolName, readQueue, usedAddresses } from "../pool/pool-queue";
+import { holdersAhead, poolName, readQueue, unknownAhead, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
 import { provisionerFailures } from "../../provisioners/provisioner-cache";
@@ -145,6 +145,12 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
         : "ip came from an output or a promise and resolved to nothing, so the pool's other holders could not " +
           "take this allocation into account: give ip as a plain string, or leave it out";
       return { inputs: news, failures: [{ property: "ip", reason }] };
+    }
+    // At preview, an earlier holder not planned yet whose observer is not known: unknown until `up`.
+    const unsettled = ahead && requested === undefined ? unknownAhead(ahead) : [];
+    if (unsettled.length > 0) {
+      const holding = new Set((await ledger.holders(poolId)).values());
+      if (unsettled.some((owner) => !holding.has(owner))) return { inputs: news };
     }
     if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
     const plan = await ledger.plan({

@@ -75,8 +75,11 @@ export async function holdersAhead(
   const plain = poolChooser(pool);
   const requests: PlanRequest[] = [];
   for (const holder of queue.holders.slice(0, -1)) {
-    const choose = holder.observer === undefined ? plain : choosers.get(holder.observer);
-    if (holder.ip === null || choose === undefined) continue;
+    const observed = holder.observer === undefined ? plain : choosers.get(holder.observer);
+    if (holder.ip === null) continue;
+    // A requested address is known whatever its observer (whose view only keeps automatic plans off addresses).
+    const choose = holder.ip !== undefined && !holder.adopt ? (observed ?? plain) : observed;
+    if (choose === undefined) continue;
     if (holder.adopt && holder.observer !== undefined) {
       // The address its namespace has, as its own check finds it (one read per process); none: automatic.
       const config = queue.observers[holder.observer] as ProvisionerConfig;
@@ -105,6 +108,20 @@ export async function holdersAhead(
       requests.push({ pool: poolId, owner: holder.owner, requested: [requested], choose });
   }
   return requests;
+}
+
+/**
+ * The holders before the last one in `queue` that take from the automatic order with a provisioner
+ * config not known yet (at preview: a config made from another resource's outputs). Until they
+ * hold their addresses, what the last one would get automatically depends on plans that only `up`
+ * can make.
+ */
+export function unknownAhead(queue: DecodedQueue): string[] {
+  return queue.holders
+    .slice(0, -1)
+    .filter((h) => h.observer !== undefined && hasUnknown(queue.observers[h.observer]))
+    .filter((h) => h.ip === undefined || (h.ip !== null && h.adopt !== undefined))
+    .map((h) => h.owner);
 }
 
 /**

@@ -247,7 +247,7 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     },
   );
 
-  it("plans while an earlier holder's observer is not known yet (preview), as that holder's own check does", async () => {
+  it("leaves a later automatic holder unplanned while an earlier one's observer is not known yet (preview), as that holder's own check does", async () => {
     const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
     const stack = `org/proj/order-${n++}`;
     const holders = [{ owner: owner("x"), observer: 0 }, { owner: owner("y") }]
@@ -267,7 +267,8 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
       }),
     );
     expect(y.failures).toBeUndefined();
-    expect(y.inputs.ip).toBe("10.0.8.2");
+    // Not 10.0.8.2: up plans x first, which takes it.
+    expect(y.inputs.ip).toBeUndefined();
   });
 
   // The queue file is the program's side channel: one the provider cannot read as the input says
