@@ -156,7 +156,8 @@ function holdersByPool(snapshot: StackSnapshot): Map<string, Holder[]> {
     if (!record) return;
     const since = deploymentAt(snapshot.deployments, r.created);
     for (const ip of record.ips) {
-      const holder: Holder = { ip, owner: record.owner, state };
+      // The holder is the resource carrying the record (a resource renamed with an alias keeps its old name's).
+      const holder: Holder = { ip, owner: r.urn, state };
       if (since) Object.assign(holder, { sinceVersion: since.version, sinceKind: since.kind });
       if (r.created) holder.sinceTime = r.created;
       byPool.set(record.pool, [...(byPool.get(record.pool) ?? []), holder]);

@@ -42,6 +42,12 @@ const snapshot: StackSnapshot = {
 describe("poolUsages", () => {
   const [usage] = poolUsages(snapshot);
 
+  it("names the resource that carries each record as its holder (a rename with an alias keeps its old name's record)", () => {
+    const renamed = { ...holder("a2", ["10.1.0.2"]), outputs: holder("a", ["10.1.0.2"]).outputs };
+    const [u] = poolUsages({ ...snapshot, resources: [snapshot.resources[0]!, renamed], pendingCreates: [] });
+    expect(u!.holders.map((h) => h.owner)).toEqual([renamed.urn]);
+  });
+
   it("counts a dual-stack pool over both families, interrupted creates as planned, copies pending deletion as held", () => {
     // IPv4: .1-.254 minus the gateway minus .128-.254 excluded = 126; IPv6: 2^64 - 1 minus the gateway.
     const v4 = 126n;
