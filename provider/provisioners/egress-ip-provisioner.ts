@@ -106,8 +106,9 @@ export interface EgressIPProvisioner {
   /**
    * How {@link Placement.owners} names owners: `named` (Kubernetes kinds: `<stack identity> <URN>`,
    * the `egress-ipam/owners` record of an object this package manages), `hashed` (aws: the value of
-   * the interface's `egress-ipam/<ip>` tag, a hash of that text). Absent: the kind's placements
-   * carry no owner record, and `check` counts every address in a pool as the stack's to account for.
+   * the interface's `egress-ipam/<ip>` tag, a hash of that text). `check` asks only a kind that has
+   * both this and {@link placements}: only an address whose record names the stack is ever its to
+   * remove.
    */
   readonly placementOwners?: "named" | "hashed";
   /**
