@@ -95,8 +95,11 @@ export async function checkStack(
       entry.skipped = errorMessage(e);
       continue;
     }
-    if (!provisioner.placements) {
-      entry.skipped = `the ${config.kind} provisioner cannot list what is on its hosts`;
+    const style = provisioner.placementOwners;
+    if (!provisioner.placements || !style) {
+      entry.skipped = provisioner.placements
+        ? `the ${config.kind} provisioner records no owner next to its addresses`
+        : `the ${config.kind} provisioner cannot list what is on its hosts`;
       continue;
     }
     progress.update(`asking the ${describe(config)} provisioner about ${subnets.join(", ")}`);
@@ -129,7 +132,7 @@ export async function checkStack(
       inPool: (ip: string) => allocatable.has(ip),
       heldInState: (ip: string) => held.has(ip),
       // Only what the owner records say is this stack's is ever leaked: the one place that decides.
-      isOurs: (p: Placement) => ownership.isOurs(p, provisioner.placementOwners),
+      isOurs: (p: Placement) => ownership.isOurs(p, style),
     };
     result.findings.push(...findDrift(input));
     result.others.push(...inUseByOthers(input));

@@ -36,11 +36,8 @@ export interface DriftInput {
   inPool: (ip: string) => boolean;
   /** Whether any resource of the stack holds the address (an allocation record or an assignment). */
   heldInState: (ip: string) => boolean;
-  /**
-   * Whether the owner record next to a placement names this stack; default: every placement is
-   * (a kind that records no owners).
-   */
-  isOurs?: (p: Placement) => boolean;
+  /** Whether the owner record next to a placement names this stack: only then is it ever leaked. */
+  isOurs: (p: Placement) => boolean;
 }
 
 /** An address inside a pool, on a host, that neither state nor the owner records say is this stack's. */
@@ -92,8 +89,7 @@ export function findDrift(input: DriftInput): Finding[] {
     }
   }
   for (const p of unheld(input)) {
-    if (input.isOurs?.(p) ?? true)
-      findings.push({ kind: "leaked", ip: p.ip, actualHost: p.host, fix: [removal(p)] });
+    if (input.isOurs(p)) findings.push({ kind: "leaked", ip: p.ip, actualHost: p.host, fix: [removal(p)] });
   }
   return findings.sort((a, b) => compare(a.ip, b.ip) || a.kind.localeCompare(b.kind));
 }
@@ -105,7 +101,7 @@ export function findDrift(input: DriftInput): Finding[] {
  */
 export function inUseByOthers(input: DriftInput): OtherUse[] {
   return unheld(input)
-    .filter((p) => !(input.isOurs?.(p) ?? true))
+    .filter((p) => !input.isOurs(p))
     .map((p) => ({ ip: p.ip, host: p.host, ...(p.owners ? { recordedFor: p.owners } : {}) }))
     .sort((a, b) => compare(a.ip, b.ip) || a.host.localeCompare(b.host));
 }

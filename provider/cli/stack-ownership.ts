@@ -17,10 +17,9 @@ export interface StackOwnership {
   identities: Set<string>;
   /**
    * Whether `p`'s owner record names this stack. `style` is how the provisioner records owners
-   * ({@link EgressIPProvisioner.placementOwners}); undefined: the kind records none, and every
-   * address counts as the stack's (what state does not hold is leaked), as before owner records.
+   * ({@link EgressIPProvisioner.placementOwners}); an address nobody is recorded for is not ours.
    */
-  isOurs(p: Placement, style: EgressIPProvisioner["placementOwners"]): boolean;
+  isOurs(p: Placement, style: NonNullable<EgressIPProvisioner["placementOwners"]>): boolean;
 }
 
 /**
@@ -69,7 +68,6 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   return {
     identities,
     isOurs(p, style) {
-      if (style === undefined) return true;
       const owners = p.owners ?? [];
       if (style === "named") return owners.some((o) => identities.has(o.split(" ")[0]!));
       return owners.some((o) => hashed().has(o));

@@ -105,9 +105,10 @@ export interface EgressIPProvisioner {
   placements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
   /**
    * How {@link Placement.owners} names owners: `named` (Kubernetes kinds: `<stack identity> <URN>`,
-   * the `egress-ipam/owners` record of an object this package manages), `hashed` (aws: the value of
-   * the interface's `egress-ipam/<ip>` tag, a hash of that text). Absent: the kind's placements
-   * carry no owner record, and `check` counts every address in a pool as the stack's to account for.
+   * the `egress-ipam/owners` record of the object the kind writes), `hashed` (aws: the value of
+   * the interface's `egress-ipam/<ip>` tag, a hash of that text). `check` asks only a kind that has
+   * both this and {@link placements}: only an address whose record names the stack is ever its to
+   * remove.
    */
   readonly placementOwners?: "named" | "hashed";
   /**
@@ -117,6 +118,14 @@ export interface EgressIPProvisioner {
    * `adopt: true` on an EgressIp plans exactly these.
    */
   namespaceAddresses?(namespace: string, signal?: AbortSignal): Promise<NamespaceAddress[]>;
+  /**
+   * Optional, read only, asked at every `check`: refuses settings that this assignment cannot share
+   * with the others writing the same object (cilium: a namespace's one policy has one set of
+   * destinations, so two EgressIps asking it for different ones would rewrite each other's at every
+   * up). `holder` names the assignment's resource in messages (`EgressIp team-a`).
+   * @throws Error naming both sides and what to do.
+   */
+  refuseShared?(holder: string, signal?: AbortSignal): Promise<void>;
   /**
    * Optional, no call made: which cluster the provisioner's objects are on (Kubernetes kinds: the
    * cluster its kubeconfig context points at). Resources record it at their first `check` and

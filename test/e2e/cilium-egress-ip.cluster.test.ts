@@ -104,22 +104,36 @@ describe("EgressIp with the cilium provisioner, against kube-apiserver", () => {
     await w?.cleanup();
   });
 
-  const program = () => async () => {
-    const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
-    const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/28`, gateway: `${net}.0` }] });
-    const e = new EgressIp("team", {
-      pool,
-      namespace: w.ns.x,
-      failureDomains: [w.zone("a"), w.zone("b")],
-      provisioner: {
-        kind: "cilium",
-        nodeSelector: w.selector,
-        destinations: ["0.0.0.0/0"],
-        excluded: ["192.168.0.0/16"],
-      },
-    });
-    return { ips: e.ips, hosts: e.hosts };
-  };
+  /**
+   * The stack's program; `second`: another EgressIp of the same namespace, with these destinations;
+   * `destinations`: the first one's.
+   */
+  const program =
+    (second?: string[], destinations = ["0.0.0.0/0"]) =>
+    async () => {
+      const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+      const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/28`, gateway: `${net}.0` }] });
+      const e = new EgressIp("team", {
+        pool,
+        namespace: w.ns.x,
+        failureDomains: [w.zone("a"), w.zone("b")],
+        provisioner: {
+          kind: "cilium",
+          nodeSelector: w.selector,
+          destinations,
+          excluded: ["192.168.0.0/16"],
+        },
+      });
+      if (second) {
+        new EgressIp("team-partner", {
+          pool,
+          namespace: w.ns.x,
+          failureDomains: [w.zone("a")],
+          provisioner: { kind: "cilium", nodeSelector: w.selector, destinations: second },
+        });
+      }
+      return { ips: e.ips, hosts: e.hosts };
+    };
   const planned: { ip: string; host: string }[] = [];
 
   it("previews address and gateway per domain; up writes the policy as planned; a second preview is empty", async () => {
@@ -183,6 +197,63 @@ describe("EgressIp with the cilium provisioner, against kube-apiserver", () => {
     expect(changesOf((await h.refresh()).summary.resourceChanges).update).toBeGreaterThan(0);
     await h.up();
     expect((await readPolicy(ciliumObjectName(w.ns.x))).spec.destinationCIDRs).toEqual(["0.0.0.0/0"]);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
+  });
+
+  it("two EgressIps of one namespace with different destinations: preview refuses, naming both; the policy is untouched", async () => {
+    const before = await readPolicy(ciliumObjectName(w.ns.x));
+    await h.program(program(["10.0.0.0/8"]));
+    try {
+      await expect(h.preview()).rejects.toThrow(
+        /EgressIp team-partner .*destinations 10\.0\.0\.0\/8.*EgressIp team .*destinations 0\.0\.0\.0\/0 excluding 192\.168\.0\.0\/16|EgressIp team .*destinations 0\.0\.0\.0\/0 excluding 192\.168\.0\.0\/16.*EgressIp team-partner .*destinations 10\.0\.0\.0\/8/,
+      );
+    } finally {
+      await h.program(program());
+    }
+    expect((await readPolicy(ciliumObjectName(w.ns.x))).spec).toEqual(before.spec);
+  });
+
+  it("one EgressIp may change its policy's destinations; not while a gateway there is another stack's", async () => {
+    const name = ciliumObjectName(w.ns.x);
+    const before = await readPolicy(name);
+    await h.program(program(undefined, ["10.0.0.0/8"]));
+    try {
+      // A provisioner setting changed: the assignments are replaced, the policy rewritten.
+      expect(changesOf((await h.preview()).changeSummary)).not.toEqual({});
+      // As another stack sharing the namespace's policy leaves it: one gateway recorded for it.
+      const record = JSON.parse(before.metadata!.annotations!["egress-ipam/owners"]!);
+      const other = "stack-000000000000000000000000 urn:pulumi:prod::other::x";
+      record[planned[1]!.ip] = [other];
+      await custom().patchClusterCustomObject(
+        {
+          group,
+          version,
+          plural,
+          name,
+          body: { metadata: { annotations: { "egress-ipam/owners": JSON.stringify(record) } } },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      await expect(h.preview()).rejects.toThrow(
+        /EgressIp team asks for destinations 10\.0\.0\.0\/8 excluding 192\.168\.0\.0\/16 .*sends destinations 0\.0\.0\.0\/0 excluding 192\.168\.0\.0\/16 through gateways of another stack \(stack-000000000000000000000000 /,
+      );
+    } finally {
+      await custom().patchClusterCustomObject(
+        {
+          group,
+          version,
+          plural,
+          name,
+          body: {
+            metadata: {
+              annotations: { "egress-ipam/owners": before.metadata!.annotations!["egress-ipam/owners"] },
+            },
+          },
+        },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+      await h.program(program());
+    }
     expect(changesOf((await h.preview()).changeSummary)).toEqual({});
   });
 

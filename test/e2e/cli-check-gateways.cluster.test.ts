@@ -1,8 +1,8 @@
 // `pulumi-egress-ipam check` for the cilium and antrea provisioners, run as a user runs it (the
 // spawned CLI) on stacks the real engine made against the real kube-apiserver: no drift right after
 // up; a gateway re-pinned behind the stack's back is misplaced (cilium) or recorded where Antrea put
-// it (antrea: refresh and up only); a foreign object's pool address is leaked, with the command that
-// removes it; the stack's object deleted is missing; refresh and up repair the stack's own, and check
+// it (antrea: refresh and up only); a foreign object's pool address is in use by others, with no
+// command; the stack's object deleted is missing; refresh and up repair the stack's own, and check
 // is clean again.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";

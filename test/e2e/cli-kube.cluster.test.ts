@@ -27,6 +27,12 @@ interface Finding {
   fix: string[];
 }
 
+/** The stack's identity, as its owner records name it: the first word of an assignment's ownerId. */
+const stackIdentity = async (h: Harness) => {
+  const r = (await h.resources()).find((x) => x.type.endsWith("EgressIpAssignment"));
+  return String(r?.outputs?.ownerId).split(" ")[0]!;
+};
+
 const oneLineError = (run: { code: number | null; stdout: string; stderr: string }, code: number) => {
   expect(run.code).toBe(code);
   expect(run.stdout).toBe("");
@@ -190,9 +196,9 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
     expect(run.stdout).toContain("no drift");
   });
 
-  it("finds an address added behind its back (leaked), one removed (missing) and one moved (misplaced), exit 1", async () => {
+  it("finds an address of the stack's left behind (leaked), one removed (missing) and one moved (misplaced), exit 1; one added by somebody else is in use by others", async () => {
     const [x, y] = [`${net}.10`, `${net}.11`];
-    const leaked = `${net}.100`;
+    const [leaked, foreign] = [`${net}.100`, `${net}.101`];
     const otherThan = (host: string) =>
       [w.node.a1, w.node.a2, w.node.a3].find((n) => n !== host && n !== hosts.x)!;
     // Missing: x's address taken off its HostSubnet.
@@ -207,15 +213,23 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
       (await hostSubnetIps(hosts.y!)).filter((ip) => ip !== y),
     );
     await setHostSubnetIps(yTo, [...(await hostSubnetIps(yTo)), y]);
-    // Leaked: an address of the pool on a HostSubnet and on z's NetNamespace, held by nobody.
-    await setHostSubnetIps(hosts.x!, [...(await hostSubnetIps(hosts.x!)), leaked]);
+    // Leaked: an address of the pool on a HostSubnet and on z's NetNamespace, held by nobody in
+    // state, its owner record naming this stack (a resource dropped by `pulumi state delete`).
+    // In use by others: one beside it that nobody recorded (put there by hand, another tool).
+    await setHostSubnetIps(hosts.x!, [...(await hostSubnetIps(hosts.x!)), leaked, foreign]);
     const { objects } = kube();
     const nn = (await objects.read({
       apiVersion: "network.openshift.io/v1",
       kind: "NetNamespace",
       metadata: { name: w.ns.z },
     })) as k8s.KubernetesObject & { egressIPs?: string[] };
-    await objects.replace({ ...nn, egressIPs: [...(nn.egressIPs ?? []), leaked] } as k8s.KubernetesObject);
+    const record = JSON.parse(nn.metadata?.annotations?.["egress-ipam/owners"] ?? "{}");
+    record[leaked] = [`${await stackIdentity(h)} urn:pulumi:test::cli-check-ocp::gone`];
+    await objects.replace({
+      ...nn,
+      metadata: { ...nn.metadata, annotations: { "egress-ipam/owners": JSON.stringify(record) } },
+      egressIPs: [...(nn.egressIPs ?? []), leaked, foreign],
+    } as k8s.KubernetesObject);
 
     const run = await check("--json");
     expect(run.stderr).toBe("");
@@ -251,6 +265,9 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
         ],
       },
     ]);
+    // Before issue 44: leaked too, with the patches that remove it.
+    expect(JSON.parse(run.stdout).others).toEqual([{ ip: foreign, host: hosts.x }]);
+    expect(run.stdout).not.toContain(`"value":"${foreign}"`);
   });
 
   it("the printed commands and refresh + up repair it all; a removal command never runs twice", async () => {
@@ -262,7 +279,7 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
         command.includes(" && ") ? [200, 200] : [200],
       );
     }
-    expect(await netNamespaceIps(w.ns.z)).toEqual([`${net}.12`]);
+    expect(await netNamespaceIps(w.ns.z)).toEqual([`${net}.12`, `${net}.101`]);
     // The list changed since: the test operation refuses, nothing else is removed.
     const again = await kubectlPatch(kubectl[0]!);
     expect(again[0]!.status).toBe(422);
@@ -270,6 +287,11 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
     await h.up();
     const run = await check();
     expect(run.stdout).toContain("no drift");
+    // Somebody else's address stays where it is, listed and never counted as drift.
+    expect(run.stdout).toContain(
+      `in use by others (on a host, inside a pool, not this stack's: left alone): 1`,
+    );
+    expect(run.stdout).toContain(`  ${net}.101  on ${hosts.x}`);
     expect(run.code).toBe(0);
   });
 });
@@ -322,13 +344,20 @@ describe("check with the ovn provisioner, against kube-apiserver", () => {
     expect(run.code).toBe(0);
   });
 
-  it("placed by ovnkube on another node: misplaced, fixed by refresh and up alone; a foreign EgressIP's pool address: leaked", async () => {
+  it("placed by ovnkube on another node: misplaced, fixed by refresh and up alone; the stack's address left behind: leaked; a foreign EgressIP's pool address: in use by others", async () => {
     const other = planned.host === w.node.a1 ? w.node.a2 : w.node.a1;
     const { objects } = kube();
-    const mine = await objects.read(ovn(`egress-ipam-${w.ns.x}`));
-    // What ovnkube writes (there is no status subresource).
+    const mine = (await objects.read(ovn(`egress-ipam-${w.ns.x}`))) as k8s.KubernetesObject & {
+      spec: { egressIPs: string[] };
+    };
+    // What ovnkube writes (there is no status subresource); and an address of the stack's that its
+    // state lost (`pulumi state delete`), still recorded for it.
+    const record = JSON.parse(mine.metadata?.annotations?.["egress-ipam/owners"] ?? "{}");
+    record[`${net}.201`] = [`${await stackIdentity(h)} urn:pulumi:test::cli-check-ovn::gone`];
     await objects.replace({
       ...mine,
+      metadata: { ...mine.metadata, annotations: { "egress-ipam/owners": JSON.stringify(record) } },
+      spec: { ...mine.spec, egressIPs: [...mine.spec.egressIPs, `${net}.201`] },
       status: { items: [{ node: other, egressIP: planned.ip }] },
     } as k8s.KubernetesObject);
     await objects.create({
@@ -349,14 +378,16 @@ describe("check with the ovn provisioner, against kube-apiserver", () => {
       },
       {
         kind: "leaked",
-        ip: `${net}.200`,
+        ip: `${net}.201`,
         actualHost: "(not placed yet)",
         fix: [
-          `kubectl --context admin@test patch egressip.k8s.ovn.org ${foreign} --type=json -p ` +
-            `'[{"op":"test","path":"/spec/egressIPs/0","value":"${net}.200"},{"op":"remove","path":"/spec/egressIPs/0"}]'`,
+          `kubectl --context admin@test patch egressip.k8s.ovn.org egress-ipam-${w.ns.x} --type=json -p ` +
+            `'[{"op":"test","path":"/spec/egressIPs/1","value":"${net}.201"},{"op":"remove","path":"/spec/egressIPs/1"}]'`,
         ],
       },
     ]);
+    // Before issue 44: leaked, with the patch that removes it from somebody else's object.
+    expect(JSON.parse(run.stdout).others).toEqual([{ ip: `${net}.200`, host: "(not placed yet)" }]);
 
     const [leak] = (JSON.parse(run.stdout) as { findings: Finding[] }).findings.filter(
       (f) => f.kind === "leaked",
@@ -372,6 +403,37 @@ describe("check with the ovn provisioner, against kube-apiserver", () => {
     const after = await check();
     expect(after.stdout).toContain("no drift");
     expect(after.code).toBe(0);
+  });
+
+  it("an EgressIP labelled as this package's whose record names another stack is in use by others: exit 0, no command", async () => {
+    const { objects } = kube();
+    await objects.patch(
+      {
+        ...ovn(foreign),
+        metadata: {
+          name: foreign,
+          labels: { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" },
+          annotations: {
+            "egress-ipam/owners": JSON.stringify({
+              [`${net}.200`]: ["stack-000000000000000000000000 urn:x"],
+            }),
+          },
+        },
+      } as k8s.KubernetesObject,
+      undefined,
+      undefined,
+      undefined,
+      undefined,
+      "application/merge-patch+json" as never,
+    );
+    const run = await check("--json");
+    expect(run.stderr).toBe("");
+    const doc = JSON.parse(run.stdout);
+    expect(doc.findings).toEqual([]);
+    expect(doc.others).toEqual([
+      { ip: `${net}.200`, host: "(not placed yet)", recordedFor: ["stack-000000000000000000000000 urn:x"] },
+    ]);
+    expect(run.code).toBe(0);
   });
 });
 

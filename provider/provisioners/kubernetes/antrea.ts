@@ -22,7 +22,8 @@ import {
   refuseUnowned,
   withoutAddressOwner,
 } from "./owners";
-import { managedBy, namespaceNameLabel } from "./ovn";
+import { namespaceNameLabel } from "./ovn";
+import { isManaged, managedBy } from "./managed-by";
 import { shellCommand } from "../../core/text";
 
 /**
@@ -47,8 +48,6 @@ const appliedTo = (namespace: string) => ({
   namespaceSelector: { matchLabels: { [namespaceNameLabel]: namespace } },
 });
 const egressRef = (name: string): ObjectRef => ({ apiVersion: api.antrea, kind: "Egress", name });
-const isManaged = (labels: Record<string, string>) =>
-  labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
 /** The namespace an Egress object serves when it selects one by name (and no pods in particular). */
 const servedNamespace = (e: ReturnType<typeof readAntreaEgress>) =>
   e.podSelector ? undefined : e.namespaceSelector?.matchLabels?.[namespaceNameLabel];

@@ -4,7 +4,7 @@ import type { Placement } from "../egress-ip-provisioner";
 import { addressesWithin, api, hostnameLabel, type CiliumGateway, type EgressView } from "./egress-view";
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
 import type { AddressLocations } from "./node-planner";
-import { managedBy } from "./ovn";
+import { isManaged } from "./managed-by";
 import { readOwners } from "./owners";
 
 // The CiliumEgressGatewayPolicy objects of the cilium kind: their names, the spec written for a
@@ -21,9 +21,7 @@ export const policyRef = (name: string): ObjectRef => ({
   kind: "CiliumEgressGatewayPolicy",
   name,
 });
-/** Whether this package owns the object (its managed-by label). */
-export const isManaged = (labels: Record<string, string>) =>
-  labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
+export { isManaged } from "./managed-by";
 const namespaceOfPolicy = (name: string) =>
   name.startsWith("egress-ipam-") ? name.slice("egress-ipam-".length) : undefined;
 

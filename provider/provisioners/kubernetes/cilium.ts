@@ -21,6 +21,7 @@ import {
   type EgressView,
 } from "./egress-view";
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
+import { refuseSplitScope } from "./cilium-scope";
 import { plannerFor } from "./node-planner";
 import type { KubeNode } from "./nodes";
 import { nodeCloud } from "./node-cloud";
@@ -316,6 +317,9 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const inCloud = cloud?.usedAddresses ? await cloud.usedAddresses(cidrs, signal) : [];
       return addressesWithin([...seen, ...inCloud], cidrs);
     },
+
+    refuseShared: (holder) =>
+      refuseSplitScope(kube, ns(`checking the destinations of ${holder}`), config, holder, owner),
 
     placements: async (cidrs) => ciliumPlacements(await readEgressView(kube), cidrs, kube.context),
     placementOwners: "named",

@@ -172,6 +172,7 @@ export function ocpDynamicProvisioner(
     },
 
     placements: (within) => netNamespacePlacements(kube, within, automaticHost),
+    placementOwners: "named",
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, () => automaticHost, signal),
   };
 }

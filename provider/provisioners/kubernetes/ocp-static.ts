@@ -237,6 +237,7 @@ export function ocpStaticProvisioner(
     },
 
     placements: (cidrs) => hostSubnetPlacements(kube, cidrs),
+    placementOwners: "named",
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
   };
 }

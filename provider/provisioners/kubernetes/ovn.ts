@@ -29,11 +29,11 @@ import {
 import { clusterView } from "../../kube/cluster-identity";
 import { kubeFailure } from "../../kube/kube-errors";
 import { namespaceAddressesOf } from "./namespace-addresses";
+import { isManaged as hasManagedLabel, managedBy } from "./managed-by";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
-/** The label on the EgressIP objects this package owns. */
-export const managedBy = { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" };
+export { managedBy } from "./managed-by";
 /** The namespace label a namespaceSelector matches one namespace by (set by Kubernetes itself). */
 export const namespaceNameLabel = "kubernetes.io/metadata.name";
 
@@ -42,8 +42,7 @@ export const ovnObjectName = (namespace: string): string => `egress-ipam-${names
 /** On an EgressIP object taken over by `adopt` (its name is not {@link ovnObjectName}): the namespace it serves. */
 export const adoptedForAnnotation = "egress-ipam/namespace";
 
-const isManaged = (e: { labels: Record<string, string> }) =>
-  e.labels["app.kubernetes.io/managed-by"] === managedBy["app.kubernetes.io/managed-by"];
+const isManaged = (e: { labels: Record<string, string> }) => hasManagedLabel(e.labels);
 
 /** The name of the EgressIP object serving a namespace: one adopted for it, else {@link ovnObjectName}. */
 export function namespaceObjectName(view: EgressView, namespace: string): string {
@@ -384,6 +383,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     },
 
     placements: (cidrs) => egressIpPlacements(kube, cidrs),
+    placementOwners: "named",
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
   };
 }

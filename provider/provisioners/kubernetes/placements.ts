@@ -2,11 +2,14 @@ import type { KubeClients } from "../../kube/kube-config";
 import { listObjects } from "../../kube/object-edit";
 import type { Placement } from "../egress-ip-provisioner";
 import { addressesWithin, api, readOvnEgressIp } from "./egress-view";
+import { isManaged } from "./managed-by";
+import { readOwners } from "./owners";
 import { listedAddresses, removalCommand, type AddressListAt } from "./removal-commands";
 
 // What `pulumi-egress-ipam check` sees of the Kubernetes provisioners: where each egress address
 // inside the pools' subnets is, read from the same objects the provisioners write, each with the
-// kubectl command that takes a leaked one off again.
+// owner record the provisioners' removeIP reads (`egress-ipam/owners`) and the kubectl command that
+// takes a leaked one off again.
 
 /** Every object of a cluster-scoped kind, with the address list at `path` (kubectl names it `<kind>.<group>`). */
 const listsOf = (kube: KubeClients, apiVersion: string, kind: string, path: string) =>
@@ -22,25 +25,45 @@ const netNamespaces = (kube: KubeClients) =>
   listsOf(kube, api.openshiftNetwork, "NetNamespace", "/egressIPs");
 
 /**
- * Each address of `lists` inside `cidrs`, with the command removing it from its list (off the host)
- * and from every list of `alsoIn` that has it (a leaked address's other traces).
+ * Who the owner records of `lists` name for each address they list (address → owners): the
+ * `egress-ipam/owners` annotation of each object, read as removeIP reads it. `managedOnly`: only an
+ * object with the managed-by label counts (OVN's EgressIP objects, which anybody may create).
+ */
+function recordsOf(lists: AddressListAt[], managedOnly: boolean): Map<string, string[]> {
+  const records = new Map<string, string[]>();
+  for (const at of lists) {
+    if (managedOnly && !isManaged(at.object.metadata?.labels ?? {})) continue;
+    const listed = listedAddresses(at);
+    const owners = readOwners(at.object, listed);
+    for (const ip of listed) if (owners[ip]) records.set(ip, owners[ip]);
+  }
+  return records;
+}
+
+/**
+ * Each address of `lists` inside `cidrs`, with the owners `records` name for it, the command
+ * removing it from its list (off the host) and from every list of `alsoIn` that has it (a leaked
+ * address's other traces).
  */
 function seenIn(
   lists: AddressListAt[],
   cidrs: string[],
   hostOf: (at: AddressListAt, ip: string) => Omit<Placement, "ip">,
   alsoIn: AddressListAt[],
+  records: Map<string, string[]>,
   context: string,
 ): Placement[] {
   return lists.flatMap((at) =>
     addressesWithin(listedAddresses(at), cidrs).map((ip) => {
       const offHost = removalCommand(at, ip, context)!;
       const traces = alsoIn.flatMap((l) => removalCommand(l, ip, context) ?? []);
+      const owners = records.get(ip);
       return {
         ip,
         ...hostOf(at, ip),
         removeCommand: [offHost, ...traces].join(" && "),
         offHostCommand: offHost,
+        ...(owners ? { owners } : {}),
       };
     }),
   );
@@ -48,17 +71,20 @@ function seenIn(
 
 /**
  * OpenShift SDN manual mode (`ocp-static`): an address on a node's `HostSubnet.egressIPs` is on that
- * node. Taking a leaked one off removes it from its NetNamespace too (a namespace whose egress IP
+ * node, owned as its NetNamespace's record says. Taking a leaked one off removes it from its NetNamespace too (a namespace whose egress IP
  * is on no node has its egress traffic dropped); a misplaced one keeps its NetNamespace entry.
  */
 export async function hostSubnetPlacements(kube: KubeClients, cidrs: string[]): Promise<Placement[]> {
   const [subnets, spaces] = await Promise.all([hostSubnets(kube), netNamespaces(kube)]);
-  return seenIn(subnets, cidrs, (at) => ({ host: at.object.metadata?.name ?? "" }), spaces, kube.context);
+  // The owner record is the NetNamespace's: a HostSubnet is the node's, shared by every namespace.
+  const host = (at: AddressListAt) => ({ host: at.object.metadata?.name ?? "" });
+  return seenIn(subnets, cidrs, host, spaces, recordsOf(spaces, false), kube.context);
 }
 
 /**
  * OpenShift SDN automatic mode (`ocp-dynamic`): an address on a `NetNamespace.egressIPs` is placed by
  * the SDN master, so its host is `automaticHost`; the node whose HostSubnet shows it is an alias.
+ * Owned as the NetNamespace's record says.
  */
 export async function netNamespacePlacements(
   kube: KubeClients,
@@ -76,13 +102,15 @@ export async function netNamespacePlacements(
     cidrs,
     (_, ip) => ({ host: automaticHost, aliases: nodesOf.get(ip) ?? [] }),
     [],
+    recordsOf(spaces, false),
     kube.context,
   );
 }
 
 /**
  * OVN-Kubernetes (`ovn`): an address in an EgressIP's `spec.egressIPs` is on the node its
- * `status.items` names; one ovnkube has not placed yet is `awaitingHost`.
+ * `status.items` names; one ovnkube has not placed yet is `awaitingHost`. Owned as the record of an
+ * object of this package (its managed-by label) says: another's object records nobody we trust.
  */
 export async function egressIpPlacements(kube: KubeClients, cidrs: string[]): Promise<Placement[]> {
   const objects = await listsOf(kube, api.ovn, "EgressIP", "/spec/egressIPs");
@@ -96,6 +124,7 @@ export async function egressIpPlacements(kube: KubeClients, cidrs: string[]): Pr
         : { host: "(not placed yet)", awaitingHost: true, platformPlaced: true };
     },
     [],
+    recordsOf(objects, true),
     kube.context,
   );
 }

@@ -1,4 +1,5 @@
 import { errorMessage, type Failure } from "../../core/failure";
+import { holderName } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress, isIpamError } from "../../allocator";
 import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
@@ -130,6 +131,13 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's, not the domain's.
     const property = isIpamError(e, "INVALID_CONFIG") ? "provisioner.context" : "failureDomain";
     return { inputs: news, failures: [{ property, reason: errorMessage(e) }] };
+  }
+  if (provisioner.refuseShared) {
+    try {
+      await provisioner.refuseShared(holderName(String(news.owner), news.failureDomain), callSignal());
+    } catch (e) {
+      return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
+    }
   }
   return { inputs: { ...news, ip, host } };
 }
