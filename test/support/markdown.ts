@@ -32,7 +32,7 @@ export interface CodeBlock {
   line: number;
   lang: string;
   code: string;
-  /** The reason of a `<!-- not compiled: reason -->` comment right before the fence, if any. */
+  /** The reason of a `<!-- not compiled: reason -->` comment before the fence (blank lines between), if any. */
   notCompiled?: string;
 }
 
@@ -48,7 +48,9 @@ export function codeBlocks(file: string): CodeBlock[] {
     const marker = open[1]!;
     const end = lines.findIndex((l, j) => j > i && l.trimStart().startsWith(marker));
     const close = end === -1 ? lines.length : end;
-    const before = i > 0 ? /^<!--\s*not compiled:\s*(.+?)\s*-->\s*$/.exec(lines[i - 1]!) : null;
+    let p = i - 1;
+    while (p >= 0 && lines[p]!.trim() === "") p--;
+    const before = p >= 0 ? /^<!--\s*not compiled:\s*(.+?)\s*-->\s*$/.exec(lines[p]!) : null;
     blocks.push({
       file,
       line: i + 2,
