@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything the demo and the tests need into the git-ignored .tools/ folder:
-# Node >= 22, npm dependencies, the Pulumi CLI built from Go, the dynamic-provider plugin, and moto.
+# Node >= 22, npm dependencies, the Pulumi CLI built from Go and the dynamic-provider plugin. moto,
+# which only the tests and benchmarks need, is scripts/setup-moto.sh's: the demo never waits for it.
 # Idempotent: each step is skipped when its result is already present at the right version.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -64,24 +65,4 @@ SH
 chmod +x "$plugin.$$"
 mv -f "$plugin.$$" "$plugin"
 ln -sf "$plugin" "$tools/bin/pulumi-resource-pulumi-nodejs"
-# 5. moto's EC2 server, which the AWS provisioner's tests run against, in a Python venv at a pinned
-# version. The wrapper reports that version, so a later run skips the install in a fraction of a second.
-moto_version="5.2.5"
-moto_wrapper="$tools/bin/moto_server"
-if [ "$("$moto_wrapper" --version 2>/dev/null)" != "$moto_version" ]; then
-  command -v python3 >/dev/null || { log "python3 is needed to install moto (the EC2 emulator)"; exit 1; }
-  log "installing moto[server] $moto_version into .tools/moto (first time only; about a minute)"
-  rm -rf "$tools/moto" "$moto_wrapper"
-  python3 -m venv "$tools/moto"
-  "$tools/moto/bin/pip" install --quiet --disable-pip-version-check "moto[server]==$moto_version" >&2
-  cat >"$moto_wrapper" <<SH
-#!/usr/bin/env bash
-# moto's server from .tools/moto; \`moto_server --version\` prints the installed moto version.
-if [ "\${1:-}" = "--version" ]; then
-  exec "$tools/moto/bin/python" -c 'import importlib.metadata as m; print(m.version("moto"))'
-fi
-exec "$tools/moto/bin/moto_server" "\$@"
-SH
-  chmod +x "$moto_wrapper"
-fi
-log "ready: node $(node --version), pulumi $("$tools/bin/pulumi" version), moto $("$moto_wrapper" --version)"
+log "ready: node $(node --version), pulumi $("$tools/bin/pulumi" version)"

@@ -5,6 +5,7 @@ set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
+bash scripts/setup-moto.sh
 bash scripts/setup-kube.sh
 bash scripts/setup-examples.sh
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"

@@ -1,7 +1,7 @@
 // Egress IPs for two tenant namespaces: one address per failure domain from a shared pool, each
 // placed on a host. The `none` provisioner treats hosts as labels, so this runs anywhere. For EC2
 // nodes use `{ kind: "aws", region: "us-east-1" }` and one pool per zone (a subnet lives in one
-// zone): `pool: { "us-east-1a": poolA, "us-east-1b": poolB }` — see README "On AWS".
+// zone): `pool: { "us-east-1a": poolA, "us-east-1b": poolB }` — see docs/provisioners.md#on-aws.
 import { EgressIp, IpPool } from "pulumi-egress-ipam";
 
 const pool = new IpPool("egress", {

@@ -46,7 +46,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-/** The moto_server that scripts/setup.sh installed, else the one on PATH. */
+/** The moto_server that scripts/setup-moto.sh installed, else the one on PATH. */
 function motoBinary(): string {
   const local = path.join(process.cwd(), ".tools", "bin", "moto_server");
   return fs.existsSync(local) ? local : "moto_server";
@@ -67,7 +67,7 @@ export async function startMoto(timeoutMs = 30_000): Promise<MotoServer> {
   let spawnError: Error | undefined;
   child.once(
     "error",
-    (e) => (spawnError = new Error(`cannot start moto_server (run scripts/setup.sh): ${e.message}`)),
+    (e) => (spawnError = new Error(`cannot start moto_server (run scripts/setup-moto.sh): ${e.message}`)),
   );
   const endpoint = `http://127.0.0.1:${port}`;
   const server: MotoServer = {

@@ -19,8 +19,9 @@ export interface EgressIpArgs {
   provisioner: pulumi.Input<ProvisionerConfig>;
   /**
    * The namespace the egress IPs serve: required by `ocp-static` and `ocp-dynamic` (its
-   * NetNamespace gets the addresses) and `ovn` (its EgressIP object selects it); informational for
-   * `none` and `aws`. Changing it replaces the placements.
+   * NetNamespace gets the addresses), `ovn` (its EgressIP object selects it), `antrea` (its Egress
+   * objects apply to it) and `cilium` (its policy selects it); informational for `none` and `aws`.
+   * Changing it replaces the placements.
    */
   namespace?: pulumi.Input<string>;
   /** One address per failure domain (AWS: availability zone), as the egress operators do. */
@@ -50,7 +51,7 @@ export interface EgressIpAssignmentArgs {
   failureDomain: string;
   /** Pins the host; default the least loaded eligible host of the domain, chosen at `check`. */
   host?: pulumi.Input<string>;
-  /** The namespace the address serves (required by ocp-static, ocp-dynamic and ovn). */
+  /** The namespace the address serves (required by ocp-static, ocp-dynamic, ovn, antrea and cilium). */
   namespace?: pulumi.Input<string>;
   /**
    * Take over the address when the namespace already has it from somebody else (ocp-static,
