@@ -7,6 +7,7 @@ import { parseAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
 import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
+import { HostPlan } from "./host-plan";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { AwsProvisionerConfig } from "./aws-provisioner-config";
@@ -106,6 +107,13 @@ export function awsProvisioner(
     }
     return subnet;
   };
+  const plan = new HostPlan({
+    eligible: (zone, signal) => hosts.eligible(zone, signal),
+    subnetCidr: async (id, signal) => (await subnetOf(id, signal)).cidr,
+    ipsPerInterface: (type, signal) => ec2.ipsPerInterface(type, signal),
+    tagText: hosts.tagText,
+    region,
+  });
 
   const mustFind = async (host: string, signal?: AbortSignal): Promise<Ec2Instance> => {
     const instance = await hosts.find(host, signal);
@@ -276,6 +284,7 @@ export function awsProvisioner(
             }
             await tag(eni.id, ip, signal);
           }
+          plan.record(ip, instance.id);
           return hosts.placed(instance.id);
         }
         // The record first: a create interrupted after it leaves a tag and no address (harmless),
@@ -286,12 +295,14 @@ export function awsProvisioner(
           const doing = `assigning ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
           throw await assignFailure(doing, err, instance, eni, ip);
         });
+        plan.record(ip, instance.id);
         hosts.placed(instance.id);
       },
 
       async removeIP(rawIp, host, signal) {
         const ip = canonicalAddress(rawIp);
         await untag(await removeFrom(ip, host, undefined, signal), ip);
+        plan.record(ip, undefined);
       },
 
       async moveIP(rawIp, oldHost, newHost, signal) {
@@ -341,6 +352,7 @@ export function awsProvisioner(
         }
         // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
         // would keep answering for it.
+        plan.record(ip, instance.id);
         const left = await removeFrom(ip, oldHost, eni.id, signal);
         const wasOurs = holder && holder.id !== eni.id && recordOf(holder, ip) === tagged ? [holder.id] : [];
         await untag([...new Set([...left, ...wasOurs])], ip);
@@ -388,6 +400,8 @@ export function awsProvisioner(
 
   const common: Omit<EgressIPProvisioner, OwnedMethods> = {
     findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
+
+    findHostForIP: (ip, failureDomain, signal) => plan.choose(canonicalAddress(ip), failureDomain, signal),
 
     hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
 
