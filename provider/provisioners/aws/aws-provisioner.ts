@@ -8,6 +8,7 @@ import { parsePrefix } from "../../allocator/prefix";
 import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
 import { HostPlan } from "./host-plan";
+import { prefixAddressesWithin, prefixHolding } from "./prefixes";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { AwsProvisionerConfig } from "./aws-provisioner-config";
@@ -261,7 +262,16 @@ export function awsProvisioner(
         const { instance, eni, subnet } = await target(host, signal);
         if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
         // Read now, not from the inventory: whoever has the address has it at this moment.
-        const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
+        const inSubnet = await ec2.interfacesInSubnets([subnet.id], signal);
+        const delegated = inSubnet.find((n) => prefixHolding(n, ip));
+        if (delegated) {
+          throw new Error(
+            `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is inside the prefix ${prefixHolding(delegated, ip)} ` +
+              `delegated to ${delegated.id}${delegated.instanceId ? ` (instance ${delegated.instanceId})` : ""}: its ` +
+              `addresses are pods' (VPC CNI prefix delegation); exclude the prefix from the pool`,
+          );
+        }
+        const holder = inSubnet.find((n) => holds(n, ip));
         if (holder && holder.id !== eni.id) {
           throw new Error(
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
@@ -431,6 +441,7 @@ export function awsProvisioner(
         for (const { ip } of eni.addresses) {
           if (cidrs.some((c) => inCidr(ip, c))) used.set(canonicalAddress(ip), parseAddress(ip).value);
         }
+        for (const ip of prefixAddressesWithin(eni, cidrs)) used.set(ip, parseAddress(ip).value);
       }
       return [...used].sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ip]) => ip);
     },

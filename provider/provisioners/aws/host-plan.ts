@@ -30,9 +30,10 @@ function inCidr(ip: string, cidr: string): boolean {
  *
  * Candidates are the zone's eligible instances whose primary interface is in the subnet that
  * contains the address (EC2 puts a secondary IP only in the interface's own subnet) and that have
- * a free slot for one more address (per instance type, the primary address included), counting
- * the addresses this process planned. Among them: the fewest secondary addresses on the primary
- * interface as EC2 reported them, ties by a hash of the address and the instance ID
+ * a free slot for one more address (per instance type, the primary address included; a delegated
+ * prefix takes a slot), counting
+ * the addresses this process planned. Among them: the fewest secondary addresses and prefixes on the
+ * primary interface as EC2 reported them, ties by a hash of the address and the instance ID
  * ({@link leastLoaded}). The zone's list is read once per process (a deployment) and kept: a
  * later read would count this deployment's own placements and change the order.
  */
@@ -73,13 +74,14 @@ export class HostPlan {
       }
       const limit = await this.source.ipsPerInterface(instance.instanceType, signal);
       // The primary address counts (the limit includes it); the address itself needs no new slot.
-      const used = [...holderOf].filter(([a, id]) => id === instance.id && a !== ip).length;
+      const prefixes = eni.prefixes?.length ?? 0;
+      const used = [...holderOf].filter(([a, id]) => id === instance.id && a !== ip).length + prefixes;
       if (used >= limit) {
         skipped.push(`${hostLabel(instance)}: full (${instance.instanceType}: ${used}/${limit})`);
         continue;
       }
       const secondaries = eni.addresses.filter((a) => !a.primary && a.ip !== ip).length;
-      usable.push({ instance, load: secondaries });
+      usable.push({ instance, load: secondaries + prefixes });
     }
     if (usable.length === 0) {
       throw new Error(

@@ -90,7 +90,9 @@ export class HostInventory {
     const scored = await Promise.all(
       instances.map(async (i) => {
         const extra = (this.planned.get(i.id) ?? 0) + (this.changed.get(i.id) ?? 0);
-        const addresses = primaryInterface(i)?.addresses.length ?? 0;
+        // A delegated prefix (VPC CNI prefix mode) takes a slot, as an address does.
+        const eni = primaryInterface(i);
+        const addresses = (eni?.addresses.length ?? 0) + (eni?.prefixes?.length ?? 0);
         const limit = await this.ec2.ipsPerInterface(i.instanceType, signal);
         return { instance: i, load: Math.max(0, addresses - 1 + extra), used: addresses + extra, limit };
       }),
