@@ -9,6 +9,7 @@ import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
 import { HostPlan } from "./host-plan";
 import { prefixAddressesWithin, prefixHolding } from "./prefixes";
+import { spareAddress, spareAdvice } from "./spare-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { AwsProvisionerConfig } from "./aws-provisioner-config";
@@ -164,7 +165,11 @@ export function awsProvisioner(
       );
     }
     if (ip && /in use|InUse/.test(`${code} ${String(err)}`)) {
-      return ec2Failure(doing, err, `${ip} was taken in ${eni.subnetId} meanwhile: exclude it from the pool`);
+      return ec2Failure(
+        doing,
+        err,
+        `${ip} was taken in ${eni.subnetId} meanwhile: ${spareAdvice(ip, undefined)}`,
+      );
     }
     return ec2Failure(doing, err);
   };
@@ -268,7 +273,7 @@ export function awsProvisioner(
           throw new Error(
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is inside the prefix ${prefixHolding(delegated, ip)} ` +
               `delegated to ${delegated.id}${delegated.instanceId ? ` (instance ${delegated.instanceId})` : ""}: its ` +
-              `addresses are pods' (VPC CNI prefix delegation); exclude the prefix from the pool`,
+              `addresses are pods' (VPC CNI prefix delegation); ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
           );
         }
         const holder = inSubnet.find((n) => holds(n, ip));
@@ -276,7 +281,7 @@ export function awsProvisioner(
           throw new Error(
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
               `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
-              `in subnet ${subnet.id}; free it there, or exclude it from the pool so that another address is planned`,
+              `in subnet ${subnet.id}; ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
           );
         }
         if (holder) {
