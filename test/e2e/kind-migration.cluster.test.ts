@@ -204,3 +204,72 @@ describe("an EgressIp on ocp-static with cloud: aws switched to ovn (moto + kube
     expect(changesOf((await h.preview()).changeSummary)).toEqual({});
   });
 });
+
+// aws → cilium with cloud: aws (EKS): both make the address a secondary IP of an EC2 instance, here
+// the same one (the gateway Node runs on the instance that had it). The new placement's create finds
+// the address already there under its own owner tag and does nothing, so the old placement must go
+// first: were it deleted after, it would take the address off the gateway's instance.
+describe("an EgressIp on aws switched to cilium with cloud: aws (moto + kube-apiserver)", () => {
+  const region = "us-east-1";
+  const zone = "us-east-1a";
+  let moto: MotoServer;
+  let ec2: EC2Client;
+  let aws: World;
+  let w: SdnWorld<"n1", "x">;
+  let h: Harness | undefined;
+  const onInstances = () => secondaryIps(ec2, [aws.subnetIds[zone]!]);
+  const zoneLabel = "egress-test/ec2-zone";
+
+  beforeAll(async () => {
+    moto = await startMoto();
+    ec2 = ec2Client(moto.endpoint, region);
+    aws = await createWorld(ec2, { region, subnets: { [zone]: "10.0.1.0/24" }, instances: { [zone]: [{}] } });
+    const providerID = `aws:///${zone}/${aws.instanceIds[zone]![0]!}`;
+    // The Node's zone label is the instance's availability zone, as on EKS: one failure domain, so
+    // the assignment keeps its name and the switch is a replacement.
+    const labels = { [zoneLabel]: zone };
+    w = await sdnWorld({ n1: { zone: "a", hostSubnet: false, providerID, labels } }, ["x"], {
+      netNamespaces: false,
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await h?.destroy().catch(() => undefined);
+    h?.dispose();
+    await w?.cleanup();
+    await moto?.stop();
+  });
+
+  it("deletes the aws placement first, so the address stays on the gateway's instance", async () => {
+    h = Harness.create("migrate-aws-cilium", { env: { ...motoCredentials, KUBECONFIG: testKubeconfig() } });
+    const harness = h;
+    const cloud = { kind: "aws" as const, region, endpoint: moto.endpoint };
+    const program = (kind: "aws" | "cilium") => async () => {
+      const { IpPool, EgressIp } = harness.pkg<Pkg>("pulumi-egress-ipam");
+      const pool = new IpPool("egress", { ranges: [{ subnet: "10.0.1.0/24" }], cloudReserved: "aws" });
+      const e = new EgressIp("team", {
+        pool,
+        namespace: w.ns.x,
+        failureDomains: [zone],
+        provisioner: kind === "aws" ? cloud : { kind, nodeSelector: w.selector, zoneLabel, cloud },
+      });
+      return { ips: e.ips, hosts: e.hosts };
+    };
+    const instance = aws.instanceIds[zone]![0]!;
+    await h.program(program("aws"));
+    const [ip] = (await h.up()).outputs.ips!.value as [string];
+    expect(await onInstances()).toEqual({ [instance]: [ip] });
+
+    await h.program(program("cilium"));
+    const preview = await h.preview();
+    const steps = preview.events
+      .map((e) => e.resourcePreEvent?.metadata)
+      .filter((m) => m?.urn.endsWith(`EgressIpAssignment::team-${zone}`));
+    expect(steps.map((m) => m!.op)).toEqual(["delete-replaced", "replace", "create-replacement"]);
+    const after = await h.up();
+    expect(after.outputs.ips!.value).toEqual([ip]);
+    expect(after.outputs.hosts!.value).toEqual([w.node.n1]);
+    expect(await onInstances()).toEqual({ [instance]: [ip] });
+    await h.refresh();
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
+  });
+});

@@ -26,6 +26,16 @@ export interface CannedAnswer {
   body: string;
 }
 
+/**
+ * A change to moto's answers of one action, for a behaviour moto lacks (e.g. `Ipv4Prefixes` on
+ * interfaces): applied to every answer of the action, until the proxy is cleared.
+ */
+export interface Rewrite {
+  action: string;
+  /** Takes moto's XML body and returns the one to answer with. */
+  body: (xml: string) => string;
+}
+
 /** One call seen by the proxy. */
 export interface ProxiedCall {
   action: string;
@@ -53,7 +63,9 @@ export interface FaultProxy {
   inject(fault: Fault): void;
   /** Queues a canned answer for the next call of its action. */
   answer(canned: CannedAnswer): void;
-  /** Drops queued faults and the call log. */
+  /** Rewrites every later answer of an action (see {@link Rewrite}). */
+  rewrite(rewrite: Rewrite): void;
+  /** Drops queued faults, canned answers, rewrites and the call log. */
   clear(): void;
   /** The calls of one action. */
   count(action: string): number;
@@ -78,6 +90,7 @@ export async function startFaultProxy(
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
   const faults: (Fault & { left: number })[] = [];
   const canned: CannedAnswer[] = [];
+  const rewrites: Rewrite[] = [];
   const started = Date.now();
   const sockets = new Set<net.Socket>();
   let inFlight = 0;
@@ -89,9 +102,11 @@ export async function startFaultProxy(
     maxInFlight: 0,
     inject: (fault) => faults.push({ ...fault, left: fault.times ?? 1 }),
     answer: (c) => canned.push(c),
+    rewrite: (r) => rewrites.push(r),
     clear() {
       faults.length = 0;
       canned.length = 0;
+      rewrites.length = 0;
       proxy.calls.length = 0;
       proxy.maxInFlight = 0;
     },
@@ -145,8 +160,20 @@ export async function startFaultProxy(
           agent,
         },
         (up) => {
-          res.writeHead(up.statusCode ?? 502, up.headers);
-          up.pipe(res);
+          const changes = rewrites.filter((r) => r.action === action);
+          if (changes.length === 0 || up.statusCode !== 200) {
+            res.writeHead(up.statusCode ?? 502, up.headers);
+            up.pipe(res);
+            return;
+          }
+          const parts: Buffer[] = [];
+          up.on("data", (c: Buffer) => parts.push(c));
+          up.on("end", () => {
+            const xml = changes.reduce((x, r) => r.body(x), Buffer.concat(parts).toString());
+            const { "content-length": _length, "transfer-encoding": _encoding, ...headers } = up.headers;
+            res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(xml)) });
+            res.end(xml);
+          });
         },
       );
       forward.on("error", (e) => {

@@ -7,6 +7,9 @@ import { parseAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
 import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
+import { HostPlan } from "./host-plan";
+import { prefixAddressesWithin, prefixHolding } from "./prefixes";
+import { spareAddress, spareAdvice } from "./spare-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import type { AwsProvisionerConfig } from "./aws-provisioner-config";
@@ -106,6 +109,13 @@ export function awsProvisioner(
     }
     return subnet;
   };
+  const plan = new HostPlan({
+    eligible: (zone, signal) => hosts.eligible(zone, signal),
+    subnetCidr: async (id, signal) => (await subnetOf(id, signal)).cidr,
+    ipsPerInterface: (type, signal) => ec2.ipsPerInterface(type, signal),
+    tagText: hosts.tagText,
+    region,
+  });
 
   const mustFind = async (host: string, signal?: AbortSignal): Promise<Ec2Instance> => {
     const instance = await hosts.find(host, signal);
@@ -155,7 +165,11 @@ export function awsProvisioner(
       );
     }
     if (ip && /in use|InUse/.test(`${code} ${String(err)}`)) {
-      return ec2Failure(doing, err, `${ip} was taken in ${eni.subnetId} meanwhile: exclude it from the pool`);
+      return ec2Failure(
+        doing,
+        err,
+        `${ip} was taken in ${eni.subnetId} meanwhile: ${spareAdvice(ip, undefined)}`,
+      );
     }
     return ec2Failure(doing, err);
   };
@@ -253,12 +267,21 @@ export function awsProvisioner(
         const { instance, eni, subnet } = await target(host, signal);
         if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
         // Read now, not from the inventory: whoever has the address has it at this moment.
-        const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
+        const inSubnet = await ec2.interfacesInSubnets([subnet.id], signal);
+        const delegated = inSubnet.find((n) => prefixHolding(n, ip));
+        if (delegated) {
+          throw new Error(
+            `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is inside the prefix ${prefixHolding(delegated, ip)} ` +
+              `delegated to ${delegated.id}${delegated.instanceId ? ` (instance ${delegated.instanceId})` : ""}: its ` +
+              `addresses are pods' (VPC CNI prefix delegation); ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
+          );
+        }
+        const holder = inSubnet.find((n) => holds(n, ip));
         if (holder && holder.id !== eni.id) {
           throw new Error(
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
               `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
-              `in subnet ${subnet.id}; free it there, or exclude it from the pool so that another address is planned`,
+              `in subnet ${subnet.id}; ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
           );
         }
         if (holder) {
@@ -276,6 +299,7 @@ export function awsProvisioner(
             }
             await tag(eni.id, ip, signal);
           }
+          plan.record(ip, instance.id);
           return hosts.placed(instance.id);
         }
         // The record first: a create interrupted after it leaves a tag and no address (harmless),
@@ -286,12 +310,14 @@ export function awsProvisioner(
           const doing = `assigning ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
           throw await assignFailure(doing, err, instance, eni, ip);
         });
+        plan.record(ip, instance.id);
         hosts.placed(instance.id);
       },
 
       async removeIP(rawIp, host, signal) {
         const ip = canonicalAddress(rawIp);
         await untag(await removeFrom(ip, host, undefined, signal), ip);
+        plan.record(ip, undefined);
       },
 
       async moveIP(rawIp, oldHost, newHost, signal) {
@@ -341,6 +367,7 @@ export function awsProvisioner(
         }
         // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
         // would keep answering for it.
+        plan.record(ip, instance.id);
         const left = await removeFrom(ip, oldHost, eni.id, signal);
         const wasOurs = holder && holder.id !== eni.id && recordOf(holder, ip) === tagged ? [holder.id] : [];
         await untag([...new Set([...left, ...wasOurs])], ip);
@@ -389,6 +416,8 @@ export function awsProvisioner(
   const common: Omit<EgressIPProvisioner, OwnedMethods> = {
     findHostForNewIP: (failureDomain, signal) => hosts.choose(failureDomain, signal),
 
+    findHostForIP: (ip, failureDomain, signal) => plan.choose(canonicalAddress(ip), failureDomain, signal),
+
     hostServes: (host, failureDomain, signal) => hosts.serves(host, failureDomain, signal),
 
     async addRandomIP(host, signal) {
@@ -417,6 +446,7 @@ export function awsProvisioner(
         for (const { ip } of eni.addresses) {
           if (cidrs.some((c) => inCidr(ip, c))) used.set(canonicalAddress(ip), parseAddress(ip).value);
         }
+        for (const ip of prefixAddressesWithin(eni, cidrs)) used.set(ip, parseAddress(ip).value);
       }
       return [...used].sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ip]) => ip);
     },

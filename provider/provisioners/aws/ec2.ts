@@ -29,6 +29,12 @@ export interface Eni {
   description?: string;
   addresses: EniAddress[];
   /**
+   * IPv4 prefixes delegated to the interface (`Ipv4Prefixes`: the VPC CNI's prefix delegation puts
+   * /28s there for pods). Every address inside one is in use, and each takes one of the
+   * interface's address slots.
+   */
+  prefixes?: string[];
+  /**
    * The interface's tags; read by {@link Ec2.interfacesInSubnets} and {@link Ec2.interfacesOf} only
    * (DescribeInstances omits them).
    */
@@ -60,6 +66,9 @@ export interface Ec2Options {
   retry: RetryPolicy;
 }
 
+const prefixesOf = (list: { Ipv4Prefix?: string }[] | undefined): string[] =>
+  (list ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : []));
+
 const addressesOf = (list: { PrivateIpAddress?: string; Primary?: boolean }[] | undefined): EniAddress[] =>
   (list ?? []).flatMap((a) =>
     a.PrivateIpAddress ? [{ ip: a.PrivateIpAddress, primary: Boolean(a.Primary) }] : [],
@@ -72,6 +81,7 @@ function instanceEni(n: InstanceNetworkInterface): Eni {
     deviceIndex: n.Attachment?.DeviceIndex,
     description: n.Description,
     addresses: addressesOf(n.PrivateIpAddresses),
+    prefixes: prefixesOf(n.Ipv4Prefixes),
   };
 }
 
@@ -83,6 +93,7 @@ function standaloneEni(n: NetworkInterface): Eni {
     instanceId: n.Attachment?.InstanceId,
     description: n.Description,
     addresses: addressesOf(n.PrivateIpAddresses),
+    prefixes: prefixesOf(n.Ipv4Prefixes),
     tags: Object.fromEntries((n.TagSet ?? []).flatMap((t) => (t.Key ? [[t.Key, t.Value ?? ""]] : []))),
   };
 }

@@ -37,7 +37,8 @@ interface Snapshot {
  * The engine checks resources one at a time, and each check may ask for a host, so a zone's list
  * of eligible instances is fetched once and reused for `ttlMs`. Load is what EC2 reported then,
  * plus the placements this process planned (`choose`) and finished (`placed`) since, so parallel
- * plans spread over the zone's hosts instead of all landing on the one that looked emptiest.
+ * plans spread over the zone's hosts instead of all landing on the one that looked emptiest. That
+ * depends on the order of the questions: a known address is planned by `HostPlan` (host-plan.ts) instead.
  */
 export class HostInventory {
   private readonly zones = new Map<string, Snapshot>();
@@ -50,6 +51,12 @@ export class HostInventory {
     private readonly ec2: Ec2,
     private readonly options: HostInventoryOptions,
   ) {}
+
+  /** The host tags as messages say them: ` tagged k=v, …`, or "" without tags. */
+  get tagText(): string {
+    const tags = Object.entries(this.options.hostTags);
+    return tags.length > 0 ? ` tagged ${tags.map(([k, v]) => `${k}=${v}`).join(", ")}` : "";
+  }
 
   /** The instance a host name denotes: by instance ID, else by private DNS name (running first). */
   async find(host: string, signal?: AbortSignal): Promise<Ec2Instance | undefined> {
@@ -73,8 +80,7 @@ export class HostInventory {
    */
   async choose(zone: string, signal?: AbortSignal): Promise<string> {
     const instances = await this.eligible(zone, signal);
-    const tags = Object.entries(this.options.hostTags);
-    const tagText = tags.length > 0 ? ` tagged ${tags.map(([k, v]) => `${k}=${v}`).join(", ")}` : "";
+    const tagText = this.tagText;
     if (instances.length === 0) {
       throw new Error(
         `no eligible host in availability zone "${zone}" of ${this.options.region}: no running EC2 instance${tagText} ` +
@@ -84,7 +90,9 @@ export class HostInventory {
     const scored = await Promise.all(
       instances.map(async (i) => {
         const extra = (this.planned.get(i.id) ?? 0) + (this.changed.get(i.id) ?? 0);
-        const addresses = primaryInterface(i)?.addresses.length ?? 0;
+        // A delegated prefix (VPC CNI prefix mode) takes a slot, as an address does.
+        const eni = primaryInterface(i);
+        const addresses = (eni?.addresses.length ?? 0) + (eni?.prefixes?.length ?? 0);
         const limit = await this.ec2.ipsPerInterface(i.instanceType, signal);
         return { instance: i, load: Math.max(0, addresses - 1 + extra), used: addresses + extra, limit };
       }),
@@ -134,7 +142,7 @@ export class HostInventory {
   }
 
   /** Running instances of the zone carrying every host tag, reused for `ttlMs`. */
-  private eligible(zone: string, signal?: AbortSignal): Promise<Ec2Instance[]> {
+  eligible(zone: string, signal?: AbortSignal): Promise<Ec2Instance[]> {
     const now = Date.now();
     const cached = this.zones.get(zone);
     if (cached && now - cached.at < this.options.ttlMs) return cached.instances;

@@ -20,7 +20,9 @@ const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egr
  * What an address is written to by a provisioner config: the SDN kinds write the namespace's
  * NetNamespace (ocp-static also a HostSubnet, and with `cloud` an EC2 secondary IP); ovn writes the
  * namespace's EgressIP object and, on a cloud, OVN's CloudPrivateIPConfig makes the address an EC2
- * secondary IP of the node it picks (so it counts as writing that too); aws writes EC2.
+ * secondary IP of the node it picks (so it counts as writing that too); cilium writes the
+ * namespace's CiliumEgressGatewayPolicy, and with `cloud` an EC2 secondary IP; antrea its Egress;
+ * aws writes EC2.
  */
 function writtenTo(config: Props | undefined): string[] {
   switch (config?.kind) {
@@ -30,6 +32,10 @@ function writtenTo(config: Props | undefined): string[] {
       return ["NetNamespace"];
     case "ovn":
       return ["EgressIP", "ec2"];
+    case "cilium":
+      return ["CiliumEgressGatewayPolicy", ...(config.cloud ? ["ec2"] : [])];
+    case "antrea":
+      return ["Egress"];
     case "aws":
       return ["ec2"];
     default:

@@ -381,6 +381,27 @@ describe("pagination (moto answers in one page)", () => {
 });
 
 describe("fault injection (what moto does not emulate)", () => {
+  it("counts the addresses of an interface's Ipv4Prefixes as used and refuses to place one (VPC CNI prefix mode)", async () => {
+    const eni = (await interfacesIn(ec2, [world.subnetIds[zoneA]!])).find(
+      (n) => n.Attachment?.InstanceId === host(zoneA, 1),
+    )!.NetworkInterfaceId!;
+    const tag = `<networkInterfaceId>${eni}</networkInterfaceId>`;
+    const body = (xml: string) =>
+      xml.replaceAll(
+        tag,
+        `${tag}<ipv4PrefixSet><item><ipv4Prefix>10.0.1.16/28</ipv4Prefix></item></ipv4PrefixSet>`,
+      );
+    proxy.rewrite({ action: "DescribeNetworkInterfaces", body });
+    const used = await p.usedAddresses!(["10.0.1.0/27"]);
+    expect(used).toEqual(Array.from({ length: 16 }, (_, i) => `10.0.1.${16 + i}`));
+    await expect(p.addSpecifiedIP("10.0.1.20", host(zoneA, 0))).rejects.toThrow(
+      new RegExp(
+        `10\\.0\\.1\\.20 is inside the prefix 10\\.0\\.1\\.16/28 delegated to ${eni} \\(instance ${host(zoneA, 1)}\\)`,
+      ),
+    );
+    expect(proxy.count("AssignPrivateIpAddresses")).toBe(0);
+  });
+
   it("retries RequestLimitExceeded throttling, then succeeds", async () => {
     proxy.inject({ action: "DescribeInstances", code: "RequestLimitExceeded", times: 2 });
     proxy.inject({ action: "AssignPrivateIpAddresses", code: "RequestLimitExceeded", times: 1 });

@@ -193,3 +193,41 @@ describe("EgressIpAssignment provider: order of a replacement", () => {
     expect(Boolean(result.deleteBeforeReplace)).toBe(deleteFirst);
   });
 });
+
+// Every pair of configs that put the address on EC2 (aws; ocp-static and cilium with cloud: aws;
+// ovn, whose CloudPrivateIPConfig does on a cloud): the new placement's create finds the address
+// there under the same owner tag and does nothing, so the old one must go first. A config that
+// leaves EC2 alone (cilium, ocp-static without cloud, antrea, none) shares nothing with aws.
+describe("EgressIpAssignment provider: a replacement between configs that both place on EC2 deletes first", () => {
+  const cloud = { kind: "aws", region: "us-east-1" };
+  const onEc2: [string, Record<string, unknown>][] = [
+    ["aws", { kind: "aws", region: "us-east-1" }],
+    ["ocp-static with cloud", { kind: "ocp-static", cloud }],
+    ["cilium with cloud", { kind: "cilium", cloud }],
+    ["ovn", { kind: "ovn" }],
+  ];
+  const offEc2: [string, Record<string, unknown>][] = [
+    ["cilium", { kind: "cilium" }],
+    ["ocp-static", { kind: "ocp-static" }],
+    ["antrea", { kind: "antrea" }],
+    ["none", { kind: "none" }],
+  ];
+  const at = (provisioner: Record<string, unknown>) => ({
+    ip: "10.0.8.2",
+    host: "n1",
+    namespace: "team-a",
+    provisioner,
+  });
+  const pairs = onEc2.flatMap(([a, from]) =>
+    onEc2.filter(([b]) => b !== a).map(([b, to]) => [`${a} → ${b}`, from, to, true] as const),
+  );
+  const apart = [
+    ...offEc2.map(([b, to]) => [`aws → ${b}`, onEc2[0]![1], to, false] as const),
+    ...offEc2.map(([b, from]) => [`${b} → aws`, from, onEc2[0]![1], false] as const),
+  ];
+  it.each([...pairs, ...apart])("%s", async (_what, from, to, deleteFirst) => {
+    const result = await provider.diff("10.0.8.2", at(from), at(to));
+    expect(result.replaces).toEqual(["provisioner"]);
+    expect(Boolean(result.deleteBeforeReplace)).toBe(deleteFirst);
+  });
+});
