@@ -235,7 +235,7 @@ describe("EgressIp with the cilium provisioner, against kube-apiserver", () => {
         k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
       );
       await expect(h.preview()).rejects.toThrow(
-        /EgressIp team asks for destinations 10\.0\.0\.0\/8 excluding 192\.168\.0\.0\/16 .*sends destinations 0\.0\.0\.0\/0 excluding 192\.168\.0\.0\/16 through gateways of another stack \(stack-000000000000000000000000 /,
+        /EgressIp team asks for destinations 10\.0\.0\.0\/8 excluding 192\.168\.0\.0\/16 .*sends destinations 0\.0\.0\.0\/0 excluding 192\.168\.0\.0\/16 through gateways of another stack \(stack-000000000000000000000000 .*take the other stacks' EgressIps of namespace /,
       );
     } finally {
       await custom().patchClusterCustomObject(

@@ -78,6 +78,8 @@ export async function refuseSplitScope(
   throw new Error(
     `${holder} asks for ${describeScope(scope)} in namespace ${namespace}, and CiliumEgressGatewayPolicy ` +
       `${ciliumObjectName(namespace)} sends ${describeScope(written)} through gateways of another stack ` +
-      `(${others.slice(0, 3).join(", ")}${others.length > 3 ? ", …" : ""}): ${advice(namespace)}`,
+      `(${others.slice(0, 3).join(", ")}${others.length > 3 ? ", …" : ""}): ${advice(namespace)}; to change ` +
+      `the scope the stacks share, take the other stacks' EgressIps of namespace ${namespace} out (pulumi up ` +
+      `there), change it here, and give them the new destinations`,
   );
 }
