@@ -23,7 +23,7 @@ export async function runImport(opts: ImportCommandOptions): Promise<void> {
   const { IpamError } = require("../core/ipam-error") as typeof import("../core/ipam-error");
   let kube;
   try {
-    kube = kubeClients(opts.context);
+    kube = kubeClients({ context: opts.context });
   } catch (e) {
     if (e instanceof IpamError) throw new CliError(e.message);
     throw e;

@@ -50,7 +50,7 @@ export const ledgerId = (ref: LedgerRef): string => `kubernetes:${ref.namespace}
 /**
  * The usage of a shared pool, read from its ledger: the definition the first stack stored, every
  * claim (held) and every hold that has not lapsed (planned, not created), from all stacks. Read only.
- * @param clients - the cluster's clients (`kubeClients(context)` in the CLI).
+ * @param clients - the cluster's clients (`kubeClients({ context })` in the CLI).
  * @throws CliError (exit 2) when the pool has no definition there; (exit 3) when the cluster
  *   cannot be asked.
  */
@@ -114,7 +114,7 @@ export async function sharedHolders(
   const out = new Map<string, SharedView>();
   for (const { id, ledger } of pools) {
     if (!ledger) continue;
-    const claims = await new ClaimStore(kubeClients(ledger.context), ledger.namespace, ledger.name)
+    const claims = await new ClaimStore(kubeClients(ledger), ledger.namespace, ledger.name)
       .list()
       .catch((e: unknown) => {
         throw e instanceof IpamError && e.code === "LEDGER_UNAVAILABLE"

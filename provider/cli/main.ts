@@ -48,7 +48,7 @@ async function reportSource(
       require("./ledger-usage") as typeof import("./ledger-usage");
     const { kubeClients } = require("../kube/kube-config") as typeof import("../kube/kube-config");
     const ref = parseLedgerRef(opts.ledger);
-    const clients = userError(() => kubeClients(opts.context));
+    const clients = userError(() => kubeClients({ context: opts.context }));
     const usage = await ledgerUsage(ref, clients);
     // Stale: claims no resource of their stack holds; only the stacks readable here can tell.
     Object.assign(usage, await staleClaims(ref, clients, (stack) => readStack(stack), opts.context));

@@ -86,7 +86,38 @@ export async function readStack(stack: string, pulumi: PulumiCli = {}): Promise<
         `see \`pulumi stack ls --all\`) and that PULUMI_BACKEND_URL points at its backend`,
     );
   }
-  return { stack, ...parseExport(exported.out, stack), deployments: parseHistory(history.out) };
+  let text = exported.out;
+  if (keepsSecretKubeconfig(text)) {
+    // A provisioner or ledger given its kubeconfig as a value reaches its cluster only through
+    // it: read it as the provider does, from the stack, in this process only (never printed).
+    const revealed = await run(at, ["stack", "export", "--show-secrets", "--stack", stack]);
+    if (revealed.err !== undefined) {
+      throw new CliError(
+        `stack ${shown(stack)} keeps a kubeconfig given as a value as a secret, and reading it failed ` +
+          `(pulumi stack export --show-secrets: ${revealed.err}); give this command the secrets access ` +
+          `pulumi up has (PULUMI_CONFIG_PASSPHRASE, or the secrets provider's credentials)`,
+      );
+    }
+    text = revealed.out;
+  }
+  return { stack, ...parseExport(text, stack), deployments: parseHistory(history.out) };
+}
+
+// How `pulumi stack export` writes a secret: an object whose signature key has the secret's value,
+// with `ciphertext` (or, with --show-secrets, `plaintext`: the value as JSON).
+const signatureKey = "4dabf18193072939515e22adb298388d";
+const secretSignature = "1b47061264138c4ac30d75fd1eb44270";
+
+/** Whether an export keeps a `kubeconfig` setting as a secret (encrypted). */
+export function keepsSecretKubeconfig(text: string): boolean {
+  return new RegExp(`"kubeconfig":\\s*\\{\\s*"${signatureKey}":\\s*"${secretSignature}"`).test(text);
+}
+
+/** A JSON reviver that gives a revealed secret's value in place of its envelope. */
+function revealed(_key: string, value: unknown): unknown {
+  const v = value as Record<string, unknown> | null;
+  if (typeof v !== "object" || v === null || v[signatureKey] !== secretSignature) return value;
+  return typeof v.plaintext === "string" ? JSON.parse(v.plaintext) : value;
 }
 
 /**
@@ -104,7 +135,7 @@ export function parseExport(
     );
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = JSON.parse(text, revealed);
   } catch {
     throw bad("`pulumi stack export` did not print JSON");
   }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
@@ -34,57 +35,116 @@ export function kubeconfigFiles(env: NodeJS.ProcessEnv = process.env): string[] 
 }
 
 /**
- * Loads the kubeconfig as kubectl and pulumi-kubernetes do (`$KUBECONFIG` files merged in order,
- * else `~/.kube/config`) and switches to `context` when given (else the current context).
- * Credentials stay in the kubeconfig: only the context name is ever stored in Pulumi state.
- * @throws IpamError `INVALID_CONFIG` naming the files read and the contexts they define when no
- * kubeconfig is found or the context is not one of them.
+ * Where a provisioner or a ledger reaches its cluster: a context of the kubeconfig files the
+ * environment names, or a kubeconfig given as a value (an output of the program that made the
+ * cluster, kept secret in state) and, optionally, one of its contexts.
  */
-export function loadKubeConfig(context?: string): k8s.KubeConfig {
+export interface KubeTarget {
+  /** A context name; default: the kubeconfig's current context. */
+  context?: string | undefined;
+  /** The kubeconfig itself (YAML or JSON text) instead of `$KUBECONFIG` / `~/.kube/config`. */
+  kubeconfig?: string | undefined;
+}
+
+/** The problem of a `kubeconfig` setting's shape, or undefined: a non-empty text. Never quotes it. */
+export function kubeconfigSettingProblem(value: unknown): string | undefined {
+  if (value === undefined || (typeof value === "string" && value.trim() !== "")) return undefined;
+  return (
+    `must be the text of a kubeconfig (YAML or JSON), e.g. a cluster resource's kubeconfig output; got ` +
+    (typeof value === "string"
+      ? "an empty text"
+      : value === null
+        ? "null"
+        : Array.isArray(value)
+          ? "a list"
+          : typeof value === "object"
+            ? "an object"
+            : `a ${typeof value}`)
+  );
+}
+
+/**
+ * Loads the kubeconfig of `target`: the text given as a value, else the files kubectl and
+ * pulumi-kubernetes read (`$KUBECONFIG` files merged in order, else `~/.kube/config`), and switches
+ * to its `context` when given (else the current context). Messages never quote a kubeconfig given
+ * as a value: it holds credentials.
+ * @throws IpamError `INVALID_CONFIG` naming the files read (or "the kubeconfig given as a value") and
+ * the contexts they define when no kubeconfig is found, it does not parse, or the context is not one of them.
+ */
+export function loadKubeConfig(target: KubeTarget = {}): k8s.KubeConfig {
   const { KubeConfig } = lib();
-  const files = kubeconfigFiles().filter((f) => fs.existsSync(f));
-  if (files.length === 0) {
-    throw new IpamError(
-      "INVALID_CONFIG",
-      `no kubeconfig found (looked in ${kubeconfigFiles().join(", ") || "$KUBECONFIG and ~/.kube/config"}); ` +
-        `set KUBECONFIG to the kubeconfig of the cluster, as for kubectl`,
-    );
-  }
   const config = new KubeConfig();
-  config.loadFromFile(files[0]!);
-  for (const file of files.slice(1)) {
-    const more = new KubeConfig();
-    more.loadFromFile(file);
-    config.mergeConfig(more, true);
-  }
-  const names = config.getContexts().map((c) => c.name);
-  if (context !== undefined) {
-    if (!names.includes(context)) {
+  let source: string;
+  if (target.kubeconfig !== undefined) {
+    source = "the kubeconfig given as a value";
+    try {
+      config.loadFromString(target.kubeconfig);
+    } catch (e) {
+      // The parser's message may quote the text: name the kind of problem only.
       throw new IpamError(
         "INVALID_CONFIG",
-        `kubeconfig context "${context}" not found in ${files.join(", ")} (contexts: ${names.join(", ") || "none"}); ` +
+        `${source} does not parse as a kubeconfig (${e instanceof Error ? e.name : "error"}); ` +
+          `give the kubeconfig's YAML or JSON text, e.g. a cluster resource's kubeconfig output`,
+      );
+    }
+  } else {
+    const files = kubeconfigFiles().filter((f) => fs.existsSync(f));
+    if (files.length === 0) {
+      throw new IpamError(
+        "INVALID_CONFIG",
+        `no kubeconfig found (looked in ${kubeconfigFiles().join(", ") || "$KUBECONFIG and ~/.kube/config"}); ` +
+          `set KUBECONFIG to the kubeconfig of the cluster, as for kubectl, or give the kubeconfig as a value`,
+      );
+    }
+    source = files.join(", ");
+    config.loadFromFile(files[0]!);
+    for (const file of files.slice(1)) {
+      const more = new KubeConfig();
+      more.loadFromFile(file);
+      config.mergeConfig(more, true);
+    }
+  }
+  const names = config.getContexts().map((c) => c.name);
+  if (target.context !== undefined) {
+    if (!names.includes(target.context)) {
+      throw new IpamError(
+        "INVALID_CONFIG",
+        `kubeconfig context "${target.context}" not found in ${source} (contexts: ${names.join(", ") || "none"}); ` +
           `give one of those, or leave context out to use the current one`,
       );
     }
-    config.setCurrentContext(context);
+    config.setCurrentContext(target.context);
   } else if (!config.getCurrentCluster()) {
     throw new IpamError(
       "INVALID_CONFIG",
-      `the kubeconfig ${files.join(", ")} has no current context (contexts: ${names.join(", ") || "none"}); ` +
-        `give a context name, or set one with kubectl config use-context`,
+      `${source} has no current context (contexts: ${names.join(", ") || "none"}); ` +
+        `give a context name, or set the kubeconfig's current-context`,
     );
   }
   return config;
 }
 
 /**
- * The clients for a kubeconfig context, created once per process and context.
+ * What tells two {@link KubeTarget}s apart, for per-process caches: the kubeconfig files or the
+ * digest of the kubeconfig given as a value (never the value itself), and the context.
+ */
+export function kubeTargetKey(target: KubeTarget): string {
+  const source =
+    target.kubeconfig === undefined
+      ? `files ${process.env.KUBECONFIG ?? ""}`
+      : `value ${createHash("sha256").update(target.kubeconfig).digest("hex")}`;
+  return `${source}\u0000${target.context ?? ""}`;
+}
+
+/**
+ * The clients for a {@link KubeTarget}, created once per process and target (a kubeconfig given as
+ * a value is keyed by its digest, never kept as a key).
  * @throws IpamError `INVALID_CONFIG` as {@link loadKubeConfig}.
  */
-export function kubeClients(context?: string): KubeClients {
-  return shared("kube-clients", `${process.env.KUBECONFIG ?? ""}\u0000${context ?? ""}`, () => {
+export function kubeClients(target: KubeTarget = {}): KubeClients {
+  return shared("kube-clients", kubeTargetKey(target), () => {
     const k = lib();
-    const config = loadKubeConfig(context);
+    const config = loadKubeConfig(target);
     reuseConnections(config);
     return {
       config,

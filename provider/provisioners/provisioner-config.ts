@@ -17,8 +17,9 @@ export interface NoneProvisionerConfig {
 }
 
 /**
- * Provisioner settings, stored in state as resource inputs: names and selectors only, never
- * credentials (AWS uses the default credential chain, Kubernetes a kubeconfig context name).
+ * Provisioner settings, stored in state as resource inputs: names and selectors, and no credential
+ * but a Kubernetes kind's `kubeconfig`, which the resources keep a secret (AWS uses the default
+ * credential chain; Kubernetes a kubeconfig context name, or the kubeconfig as a value).
  */
 export type ProvisionerConfig = NoneProvisionerConfig | AwsProvisionerConfig | KubeProvisionerConfig;
 
@@ -89,13 +90,15 @@ export function provisionerConfigProblems(config: unknown): { property: string; 
       reason: `unknown provisioner kind ${shown(c.kind)}; use one of ${provisionerKinds.join(", ")}`,
     });
   }
+  const kube = kubeKinds.includes(c.kind as (typeof kubeKinds)[number]);
   for (const key of Object.keys(c)) {
-    if (secretLike.test(key)) {
+    // A Kubernetes kind's kubeconfig is the one credential taken: the resources keep it a secret in state.
+    if (secretLike.test(key) && !(kube && key === "kubeconfig")) {
       problems.push({
         property: key,
         reason:
           `"${key}" looks like a credential, and provisioner settings are stored in the stack in clear text; ` +
-          `remove it: AWS uses the default credential chain, Kubernetes a kubeconfig context name`,
+          `remove it: AWS uses the default credential chain, Kubernetes a kubeconfig context name or a kubeconfig setting`,
       });
     }
   }
@@ -114,7 +117,7 @@ export function provisionerConfigProblems(config: unknown): { property: string; 
       });
   }
   if (c.kind === "aws") problems.push(...awsConfigProblems(c));
-  if (kubeKinds.includes(c.kind as (typeof kubeKinds)[number])) {
+  if (kube) {
     problems.push(...kubeConfigProblems(c, provisionerConfigProblems, (key) => secretLike.test(key)));
   }
   return problems;

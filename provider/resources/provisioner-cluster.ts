@@ -52,9 +52,12 @@ export function assertProvisionerCluster(
   if (problem) throw new IpamError("INVALID_CONFIG", `${problem}; ${outcome}`);
 }
 
-/** The provisioner settings that decide a replacement: all but `cluster` (re-pinning is an update). */
+/**
+ * The provisioner settings that decide a replacement: all but `cluster` (re-pinning is an update)
+ * and `kubeconfig` (new credentials for the cluster recorded are an update, nothing moves).
+ */
 export function placementSettings(provisioner: unknown): string {
   if (!provisioner || typeof provisioner !== "object") return JSON.stringify(provisioner ?? null);
-  const { cluster: _cluster, ...rest } = provisioner as Props;
+  const { cluster: _cluster, kubeconfig: _kubeconfig, ...rest } = provisioner as Props;
   return JSON.stringify(rest);
 }

@@ -109,7 +109,7 @@ describe("a pool shared by stacks through a Kubernetes ledger", () => {
     // What a provider killed after writing the claim (before the engine recorded the create) leaves.
     const owner = `urn:pulumi:test::shared-f::pulumi-nodejs:dynamic/egress-ipam:IpAllocation::f-0`;
     process.env.KUBECONFIG = testKubeconfig();
-    const store = new ClaimStore(kubeClients("admin@test"), ns, ledger.name);
+    const store = new ClaimStore(kubeClients({ context: "admin@test" }), ns, ledger.name);
     await store.create("10.51.0.9", { state: "claim", stack: f.fqStackName, owner, seq: 1, expires: 0 });
     await f.refresh();
     const pool = (await f.resources()).find((r) => r.type.endsWith("IpPool"));

@@ -34,7 +34,7 @@ describe("connections to the API server", () => {
     process.env.KUBECONFIG = testKubeconfig();
     const namespace = await freshNamespace("conn");
     opened = 0;
-    await calls(kubeClients("admin@test").core, namespace);
+    await calls(kubeClients({ context: "admin@test" }).core, namespace);
     expect(opened).toBeGreaterThan(0); // the channel is seen
     expect(opened).toBeLessThanOrEqual(10);
   });

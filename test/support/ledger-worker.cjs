@@ -28,7 +28,7 @@ const { ClaimStore } = load("ledger/kubernetes/claim-store.js");
 const { kubeClients } = load("kube/kube-config.js");
 const { poolChooser, resolvePool } = load("resources/pool/pool-spec.js");
 
-const clients = kubeClients(process.env.KUBE_CONTEXT || undefined);
+const clients = kubeClients({ context: process.env.KUBE_CONTEXT || undefined });
 let locker;
 let store;
 let seen = [];

@@ -32,6 +32,8 @@ export interface KubeLedgerConfig {
   namespace: string;
   /** kubeconfig context; default the current one. */
   context?: string;
+  /** The kubeconfig as a value, instead of the environment's files (see `KubeTarget`). */
+  kubeconfig?: string;
   /** The cluster the ledger must be on (the `cluster` setting), checked at `check`. */
   cluster?: string;
   /** Lease duration (default 10 s). */
@@ -52,7 +54,7 @@ export interface KubeLedgerOptions {
   ledger: KubeLedgerConfig;
   /** How long a hold written at `check` keeps its address without being renewed (default 15 min). */
   holdDuration?: number;
-  /** Clients; default {@link kubeClients} of `ledger.context`. */
+  /** Clients; default {@link kubeClients} of the ledger's context and kubeconfig. */
   clients?: KubeClients;
   /** Who is asking, for lock-timeout messages. */
   holder?: string;
@@ -136,7 +138,7 @@ export const defaultHoldDuration = 15 * 60_000;
  */
 export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const cfg = opts.ledger;
-  const clients = opts.clients ?? kubeClients(cfg.context);
+  const clients = opts.clients ?? kubeClients(cfg);
   const store = new ClaimStore(clients, cfg.namespace, cfg.name);
   const view = claimView(store);
   const holdFor = opts.holdDuration ?? defaultHoldDuration;

@@ -38,7 +38,7 @@ export class PoolDefinitions {
     private readonly config: KubeLedgerConfig,
     clients?: KubeClients,
   ) {
-    this.clients = clients ?? kubeClients(config.context);
+    this.clients = clients ?? kubeClients(config);
     this.name = poolObjectName(config.name);
   }
 

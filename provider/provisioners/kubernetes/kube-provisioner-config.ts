@@ -1,5 +1,6 @@
 import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
 import { clusterSettingProblem } from "../../kube/cluster-identity";
+import { kubeconfigSettingProblem } from "../../kube/kube-config";
 import { shown } from "../../core/text";
 import { canonicalCidr } from "../../allocator/prefix";
 
@@ -19,6 +20,14 @@ export interface KubeProvisionerSettings {
    * pulumi-kubernetes read them); default: the current context. Only the name is stored in state.
    */
   context?: string;
+  /**
+   * The kubeconfig itself (its YAML or JSON text) instead of `$KUBECONFIG` / `~/.kube/config`: e.g.
+   * the `kubeconfig` output of the cluster resource the same program creates, or of the one a
+   * `k8s.Provider` is given. Kept secret in state, never printed; `context` then names one of its
+   * contexts (default: its current one). Changing it is an update: nothing moves, and the cluster
+   * it points at must stay the one recorded (see `cluster`).
+   */
+  kubeconfig?: string;
   /**
    * The cluster the provisioner must talk to, as state records it (`ca sha256:<16 hex>` of its CA,
    * or `server <url>` for a kubeconfig without a CA). Default: the cluster of the resource's first
@@ -141,6 +150,8 @@ export function kubeConfigProblems(
   }
   const clusterProblem = c.cluster === undefined ? undefined : clusterSettingProblem(c.cluster);
   if (clusterProblem) problems.push({ property: "cluster", reason: clusterProblem });
+  const kubeconfigProblem = kubeconfigSettingProblem(c.kubeconfig);
+  if (kubeconfigProblem) problems.push({ property: "kubeconfig", reason: kubeconfigProblem });
   if (c.nodeSelector !== undefined) {
     const sel = c.nodeSelector as Record<string, unknown>;
     const ok = sel && typeof sel === "object" && !Array.isArray(sel);
@@ -165,6 +176,7 @@ export function kubeConfigProblems(
   const keys = new Set([
     "kind",
     "context",
+    "kubeconfig",
     "cluster",
     "nodeSelector",
     "zoneLabel",

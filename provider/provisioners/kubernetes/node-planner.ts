@@ -1,4 +1,4 @@
-import { kubeClients, type KubeClients } from "../../kube/kube-config";
+import { kubeClients, kubeTargetKey, type KubeClients } from "../../kube/kube-config";
 import { leastLoaded } from "../least-loaded";
 import { shared } from "../../core/process-registry";
 import { readEgressView, type EgressView } from "./egress-view";
@@ -127,18 +127,19 @@ export class NodePlanner {
 }
 
 /**
- * The planner of a Kubernetes provisioner config, one per process for each kind, context, node
+ * The planner of a Kubernetes provisioner config, one per process for each kind, cluster target
+ * (kubeconfig and context), node
  * selector and zone label (the namespace an instance serves is not part of the key).
  */
 export function plannerFor(config: KubeProvisionerConfig): NodePlanner {
   const key = JSON.stringify([
     config.kind,
-    config.context ?? "",
+    kubeTargetKey(config),
     config.nodeSelector ?? {},
     config.zoneLabel ?? "",
   ]);
   return shared("kube-planner", key, () => {
-    const kube = kubeClients(config.context);
+    const kube = kubeClients(config);
     const nodes = new NodeInventory(kube, {
       nodeSelector: config.nodeSelector ?? {},
       zoneLabel: config.zoneLabel ?? defaultZoneLabel,

@@ -1,7 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { providerContext } from "../context";
-import type { IpPool } from "../ip-pool/ip-pool";
+import { poolInput, type IpPool } from "../ip-pool/ip-pool";
+
 import { thinProvider } from "../thin-provider";
 
 /** Inputs of {@link CidrAssignment}: give `hosts`, or a `failureDomain` for the provisioner to pick one. */
@@ -9,7 +10,7 @@ export interface CidrAssignmentArgs {
   /** The pool whose subnets the hosts may carry. */
   pool: IpPool;
   /** Where to assign: `ocp-dynamic` (HostSubnet.egressCIDRs), `ovn` (egress-assignable label); aws and none do nothing. */
-  provisioner: pulumi.Input<ProvisionerConfig>;
+  provisioner: pulumi.Input<ProvisionerArgs>;
   /** The hosts to make able to carry the pool's addresses. */
   hosts?: pulumi.Input<pulumi.Input<string>[]>;
   /** Instead of `hosts`: the host the provisioner picks in this failure domain. */
@@ -34,8 +35,8 @@ export class CidrAssignment extends pulumi.dynamic.Resource {
     const props = {
       stack: context.stack,
       owner: context.owner,
-      pool: args.pool.ref,
-      provisioner: args.provisioner,
+      pool: poolInput(args.pool),
+      provisioner: withSecretKubeconfig(args.provisioner),
       requestedHosts: args.hosts,
       failureDomain: args.failureDomain,
       hosts: undefined,

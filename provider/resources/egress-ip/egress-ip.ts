@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { providerContext } from "../context";
 import { IpAllocation } from "../ip-allocation/ip-allocation";
 import type { IpPool } from "../ip-pool/ip-pool";
@@ -16,7 +16,7 @@ export interface EgressIpArgs {
    * Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, `{ kind: "ocp-static" }`,
    * `{ kind: "ocp-dynamic" }`, `{ kind: "ovn" }`, … Never credentials.
    */
-  provisioner: pulumi.Input<ProvisionerConfig>;
+  provisioner: pulumi.Input<ProvisionerArgs>;
   /**
    * The namespace the egress IPs serve: required by `ocp-static` and `ocp-dynamic` (its
    * NetNamespace gets the addresses), `ovn` (its EgressIP object selects it), `antrea` (its Egress
@@ -46,7 +46,7 @@ export interface EgressIpAssignmentArgs {
   /** The address to place, e.g. an {@link IpAllocation}'s `ip`. */
   ip: pulumi.Input<string>;
   /** Which platform places it, and its settings (see the provisioners page). */
-  provisioner: pulumi.Input<ProvisionerConfig>;
+  provisioner: pulumi.Input<ProvisionerArgs>;
   /** The failure domain (zone) whose eligible hosts may carry it. */
   failureDomain: string;
   /** Pins the host; default the least loaded eligible host of the domain, chosen at `check`. */
@@ -82,7 +82,7 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
       stack: context.stack,
       owner: context.owner,
       ip: args.ip,
-      provisioner: args.provisioner,
+      provisioner: withSecretKubeconfig(args.provisioner),
       failureDomain: args.failureDomain,
       pinnedHost: args.host,
       namespace: args.namespace,

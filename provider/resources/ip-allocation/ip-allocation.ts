@@ -1,7 +1,8 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { providerContext } from "../context";
-import type { AdoptFromArgs, IpPool } from "../ip-pool/ip-pool";
+import { poolInput, type AdoptFromArgs, type IpPool } from "../ip-pool/ip-pool";
+
 import { thinProvider } from "../thin-provider";
 
 /** Inputs of {@link IpAllocation}. */
@@ -19,7 +20,7 @@ export interface IpAllocationArgs {
    * A provisioner whose view of addresses in use outside Pulumi (AWS: every private IP in the
    * pool's subnets) is added to the taken set when planning. {@link EgressIp} sets it.
    */
-  observeWith?: pulumi.Input<ProvisionerConfig>;
+  observeWith?: pulumi.Input<ProvisionerArgs>;
   /**
    * Plan the address the namespace already has (as `observeWith`'s provisioner reads it from the
    * cluster: its NetNamespace, an EgressIP object selecting it, the egressip-ipam-operator's
@@ -67,11 +68,11 @@ export class IpAllocation extends pulumi.dynamic.Resource {
       // Who is asking and the pool's holders before it: read by `check`, not kept in state (where
       // check stores the stack and owner as plain values).
       holder: args.pool.enqueueHolder(context, args.ip, args.observeWith, args.adoptFrom),
-      pool: args.pool.ref,
+      pool: poolInput(args.pool),
       // Set by the program only when requested; `check` writes the planned address here.
       ip: args.ip,
       adopt: args.adopt,
-      observeWith: args.observeWith,
+      observeWith: withSecretKubeconfig(args.observeWith),
       nodeId: args.nodeId,
       adoptFrom: args.adoptFrom,
       ips: undefined,

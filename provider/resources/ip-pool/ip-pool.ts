@@ -1,8 +1,9 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
 import { QueueFileWriter, type QueueFileRef } from "../pool/pool-queue-file";
 import type { LedgerArgs } from "../pool/ledger-option";
+
 import type { RangeArgs } from "../pool/pool-spec";
 import { providerContext, type ProviderContext } from "../context";
 import { thinProvider } from "../thin-provider";
@@ -53,7 +54,7 @@ export interface IpPoolArgs {
  * A pool queue as the program builds it (the engine resolves it before `check`): where the
  * holders' lines are in the queue file, or (`EGRESS_IPAM_POOL_QUEUE=inline`) the lines themselves.
  */
-type PoolQueueInput = { observers: pulumi.Input<ProvisionerConfig>[] } & (
+type PoolQueueInput = { observers: pulumi.Input<ProvisionerArgs>[] } & (
   { holders: Promise<string> } | { file: Promise<string>; lines: Promise<number>; bytes: Promise<number> }
 );
 
@@ -140,7 +141,7 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly poolId: pulumi.Output<string>;
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
-  private readonly observers: pulumi.Input<ProvisionerConfig>[] = [];
+  private readonly observers: pulumi.Input<ProvisionerArgs>[] = [];
   /** The queue's lines so far, newline-separated (inline form); undefined before the first holder. */
   private queueText: Promise<string | undefined> = Promise.resolve(undefined);
   /** The queue's file (file form), made with the first holder. */
@@ -167,7 +168,7 @@ export class IpPool extends pulumi.dynamic.Resource {
   enqueueHolder(
     context: ProviderContext,
     ip: pulumi.Input<string> | undefined,
-    observeWith: pulumi.Input<ProvisionerConfig> | undefined,
+    observeWith: pulumi.Input<ProvisionerArgs> | undefined,
     adoptFrom?: AdoptFromArgs,
   ): HolderInput {
     // An adopted address is known to the others when its namespace is (they find it as its check does).
@@ -212,7 +213,7 @@ export class IpPool extends pulumi.dynamic.Resource {
   }
 
   /** The index of a provisioner config among the queue's observers; equal plain configs share one. */
-  private observer(config: pulumi.Input<ProvisionerConfig>): number {
+  private observer(config: pulumi.Input<ProvisionerArgs>): number {
     const key = isPlainJson(config) ? JSON.stringify(config) : config;
     let index = this.observerIndex.get(key);
     if (index === undefined) {
@@ -234,9 +235,10 @@ export class IpPool extends pulumi.dynamic.Resource {
       network: args.network,
       static: args.static,
     };
+    const ledger = withSecretKubeconfig(args.ledger);
     const props = {
       ...spec,
-      ledger: args.ledger,
+      ledger,
       stack: context.stack,
       poolId: context.owner,
       rangeSets: undefined,
@@ -248,6 +250,17 @@ export class IpPool extends pulumi.dynamic.Resource {
     // The identity the pool's state keeps (its URN when first created, kept through renames with
     // an alias); an output of the pool, so that resources taking the ref depend on it (and are
     // deleted before it).
-    this.ref = pulumi.output({ ...spec, ledger: args.ledger, id: this.poolId }) as pulumi.Output<PoolRef>;
+    const holderInput = { ...spec, ledger, id: this.poolId };
+    holderInputs.set(this, holderInput);
+    this.ref = pulumi.output(holderInput) as pulumi.Output<PoolRef>;
   }
+}
+
+// What each pool's holders pass as their `pool` input: the ref's parts as they are, not one output
+// of them all, so that a ledger's kubeconfig stays a secret of its own in the holders' state.
+const holderInputs = new WeakMap<IpPool, pulumi.Inputs>();
+
+/** The `pool` input of a holder of `pool`: {@link IpPool.ref}'s parts, each an input of its own. */
+export function poolInput(pool: IpPool): pulumi.Inputs {
+  return holderInputs.get(pool)!;
 }

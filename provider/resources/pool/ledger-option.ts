@@ -1,6 +1,7 @@
 import { errorMessage, type Failure } from "../../core/failure";
 import { IpamError } from "../../core/ipam-error";
-import { kubeClients } from "../../kube/kube-config";
+import type * as pulumi from "@pulumi/pulumi";
+import { kubeClients, kubeconfigSettingProblem } from "../../kube/kube-config";
 import { clusterSettingProblem, clusterView, otherCluster, pinnedCluster } from "../../kube/cluster-identity";
 import type { Props } from "../provider-props";
 import { ledgerNameProblem, namespaceProblem, parseDuration } from "../../ledger/kubernetes/claim-names";
@@ -19,6 +20,12 @@ export interface LedgerArgs {
   namespace: string;
   /** kubeconfig context (default: the current context). */
   context?: string;
+  /**
+   * The kubeconfig itself (its YAML or JSON text) instead of `$KUBECONFIG` / `~/.kube/config`: e.g.
+   * the `kubeconfig` output of the cluster resource the same program creates. Kept secret in state
+   * (give it as an output, or wrap it in `pulumi.secret`), never printed; changing it is an update.
+   */
+  kubeconfig?: pulumi.Input<string>;
   /**
    * The cluster the ledger must be on, as state records it (`ca sha256:<16 hex>` of its CA, or
    * `server <url>` for a kubeconfig without a CA). Default: the cluster of the first `up`, kept.
@@ -50,6 +57,8 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   if (v.context !== undefined && (typeof v.context !== "string" || v.context === "")) {
     fail("context", "give a kubeconfig context name, or leave context out for the current one");
   }
+  const kubeconfigProblem = kubeconfigSettingProblem(v.kubeconfig);
+  if (kubeconfigProblem) fail("kubeconfig", kubeconfigProblem);
   const clusterProblem = v.cluster === undefined ? undefined : clusterSettingProblem(v.cluster);
   if (clusterProblem) fail("cluster", clusterProblem);
   const durations = { lockDuration: 0, lockAcquireTimeout: 0 };
@@ -63,6 +72,7 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
   if (failures.length > 0) return { failures };
   const config: KubeLedgerConfig = { name: v.name!, namespace: v.namespace!, ...durations };
   if (v.context !== undefined) config.context = v.context;
+  if (typeof v.kubeconfig === "string") config.kubeconfig = v.kubeconfig;
   if (v.cluster !== undefined) config.cluster = v.cluster;
   return { config, failures };
 }
@@ -123,13 +133,7 @@ export function pinCluster(olds: Props, news: Props, ledger: unknown, what: stri
   const { config } = resolveLedger(ledger);
   if (!config) return undefined;
   try {
-    const pin = pinnedCluster(
-      clusterView(kubeClients(config.context)),
-      olds.cluster,
-      config.cluster,
-      what,
-      "ledger",
-    );
+    const pin = pinnedCluster(clusterView(kubeClients(config)), olds.cluster, config.cluster, what, "ledger");
     if (pin.problem !== undefined) return pin.problem;
     news.cluster = pin.cluster;
     return undefined;
@@ -147,6 +151,6 @@ export function pinCluster(olds: Props, news: Props, ledger: unknown, what: stri
 export function assertSameCluster(props: Props, ledger: unknown, what: string, outcome: string): void {
   const { config } = resolveLedger(ledger);
   if (!config || props.cluster === undefined) return;
-  const problem = otherCluster(clusterView(kubeClients(config.context)), props.cluster, what);
+  const problem = otherCluster(clusterView(kubeClients(config)), props.cluster, what);
   if (problem) throw new IpamError("INVALID_CONFIG", `${problem}; ${outcome}`);
 }

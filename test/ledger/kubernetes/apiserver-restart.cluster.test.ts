@@ -28,7 +28,7 @@ describe("kube-apiserver restarted mid-run", () => {
     expect(started.status, started.stderr).toBe(0);
     kubeconfig = started.stdout.trim().split("\n").at(-1)!;
     process.env.KUBECONFIG = kubeconfig;
-    await kubeClients("admin@test").core.createNamespace({ body: { metadata: { name: ns } } });
+    await kubeClients({ context: "admin@test" }).core.createNamespace({ body: { metadata: { name: ns } } });
   });
   afterAll(() => {
     cluster("stop");
@@ -62,7 +62,7 @@ describe("kube-apiserver restarted mid-run", () => {
       expect(errors.LEDGER_UNAVAILABLE ?? 0).toBeGreaterThan(0);
 
       process.env.KUBECONFIG = kubeconfig;
-      const claims = await new ClaimStore(kubeClients("admin@test"), ns, pool).list();
+      const claims = await new ClaimStore(kubeClients({ context: "admin@test" }), ns, pool).list();
       const ips = [...(ra.ips as string[]), ...(rb.ips as string[])];
       expect(new Set(ips).size).toBe(2 * count);
       expect(claims.length).toBe(2 * count);

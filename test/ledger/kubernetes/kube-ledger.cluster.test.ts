@@ -14,7 +14,7 @@ import { LedgerWorker } from "../../support/ledger-worker";
 
 const admin = (): KubeClients => {
   process.env.KUBECONFIG = testKubeconfig();
-  return kubeClients("admin@test");
+  return kubeClients({ context: "admin@test" });
 };
 const choose = (subnet: string) => poolChooser(resolvePool({ ranges: [{ subnet }] }).pool!);
 const urn = (name: string) => `urn:pulumi:s::p::egress-ipam:IpAllocation::${name}`;
@@ -230,7 +230,7 @@ describe("kubeLedger", () => {
 
   it("fails with LEDGER_UNAVAILABLE naming server, namespace and permission when access is forbidden", async () => {
     process.env.KUBECONFIG = testKubeconfig();
-    const limited = kubeClients("limited@test");
+    const limited = kubeClients({ context: "limited@test" });
     const l = kubeLedger({
       stack: "o/p/a",
       clients: limited,

@@ -18,7 +18,7 @@ ledgerContract("kubeLedger", async () => {
   const make = () =>
     kubeLedger({
       stack: "o/p/contract",
-      clients: kubeClients("admin@test"),
+      clients: kubeClients({ context: "admin@test" }),
       ledger: { name, namespace: ns, lockDuration: 10_000, lockAcquireTimeout: 60_000 },
     });
   return { ledger: make(), again: make, pool: name };

@@ -11,7 +11,7 @@ import { LedgerWorker } from "../../support/ledger-worker";
 const lockDuration = 2_000;
 const clients = () => {
   process.env.KUBECONFIG = testKubeconfig();
-  return kubeClients("admin@test");
+  return kubeClients({ context: "admin@test" });
 };
 const lockerFor = (namespace: string, name: string, identity: string, timeout = 20_000) =>
   leaseLocker({

@@ -34,7 +34,7 @@ describe("node addresses in a shared pool", () => {
   // The program sends the stack and owner in its `holder` input.
   const check = async ({ stack, owner, ...news }: Record<string, unknown>) =>
     ipAllocationProvider.check({}, { holder: { stack, owner }, ...news });
-  const store = () => new ClaimStore(kubeClients("admin@test"), ns, name);
+  const store = () => new ClaimStore(kubeClients({ context: "admin@test" }), ns, name);
 
   beforeAll(async () => {
     process.env.KUBECONFIG = testKubeconfig();
@@ -89,7 +89,7 @@ describe("node addresses in a shared pool", () => {
 
   it("fault-injected: a listing that missed another stack's plan of the same node gives the node that address, never a second", async () => {
     const pool = uniqueName("mesh-race");
-    const ledgerOf = (stack: string, clients = kubeClients("admin@test")) =>
+    const ledgerOf = (stack: string, clients = kubeClients({ context: "admin@test" })) =>
       kubeLedger({
         stack,
         stackId: `id-of-${stack}`,
@@ -100,7 +100,7 @@ describe("node addresses in a shared pool", () => {
     const first = await planNodeAddress(ledgerOf("o/p/a"), "urn:a", "n1", net);
     expect(first).toMatch(/^10\.44\.0\.\d\/32$/);
     // Stack b lists the pool as it was before stack a's plan: the Lease alone would have ordered them.
-    const real = kubeClients("admin@test");
+    const real = kubeClients({ context: "admin@test" });
     const stale = Object.create(real.core) as typeof real.core;
     stale.listNamespacedConfigMap = async (args) => {
       const list = await real.core.listNamespacedConfigMap(args);

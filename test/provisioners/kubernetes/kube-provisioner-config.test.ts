@@ -18,6 +18,7 @@ describe("Kubernetes provisioner configs", () => {
   it.each([
     [{ kind: "ocp-static" }],
     [{ kind: "ocp-dynamic", context: "admin@test" }],
+    [{ kind: "ovn", kubeconfig: "apiVersion: v1\nkind: Config\n", context: "admin@test" }],
     [{ kind: "ovn", nodeSelector: { "node-role.kubernetes.io/worker": "" }, zoneLabel: "example.com/rack" }],
     [{ kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1" } }],
     [{ kind: "antrea", externalIPPool: "egress-pool", nodeSelector: { "egress.example.com/gateway": "" } }],
@@ -42,7 +43,27 @@ describe("Kubernetes provisioner configs", () => {
     [{ kind: "ovn", cloud: { kind: "aws", region: "us-east-1" } }, "cloud", /unknown setting of the ovn/],
     [{ kind: "ocp-static", cloud: { kind: "gcp" } }, "cloud", /only cloud supported/],
     [{ kind: "ocp-static", cloud: { kind: "aws", region: "nowhere" } }, "cloud.region", /"nowhere"/],
-    [{ kind: "ocp-static", kubeconfig: "apiVersion: v1…" }, "kubeconfig", /looks like a credential/],
+    // A Kubernetes kind takes its kubeconfig as a value (the resources keep it a secret); nothing else does.
+    [
+      { kind: "ocp-static", kubeconfig: "" },
+      "kubeconfig",
+      /must be the text of a kubeconfig .* got an empty text/,
+    ],
+    [
+      { kind: "ovn", kubeconfig: { a: 1 } },
+      "kubeconfig",
+      /must be the text of a kubeconfig .* got an object/,
+    ],
+    [
+      { kind: "aws", region: "us-east-1", kubeconfig: "apiVersion: v1" },
+      "kubeconfig",
+      /looks like a credential/,
+    ],
+    [
+      { kind: "cilium", cloud: { kind: "aws", region: "us-east-1", kubeconfig: "apiVersion: v1" } },
+      "cloud.kubeconfig",
+      /looks like a credential/,
+    ],
     [{ kind: "ovn", token: "abc" }, "token", /looks like a credential/],
     [
       { kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1", secretKey: "x" } },

@@ -20,7 +20,7 @@ vi.mock("../../../provider/ledger/stack/stack-ledger", async (original) => ({
 describe("an interrupted first update of a shared pool's holder", () => {
   let ns = "";
   const pool = uniqueName("upd");
-  const store = () => new ClaimStore(kubeClients("admin@test"), ns, pool);
+  const store = () => new ClaimStore(kubeClients({ context: "admin@test" }), ns, pool);
   beforeAll(async () => {
     process.env.KUBECONFIG = testKubeconfig();
     ns = await freshNamespace("upd");
