@@ -22,6 +22,7 @@ export type {
   NoneProvisionerConfig,
   ProvisionerConfig,
 } from "./provisioners/provisioner-config";
+export type { ProvisionerArgs } from "./resources/secret-kubeconfig";
 export { typeToken } from "./resources/context";
 export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";
 export type { RangeArgs } from "./resources/pool/pool-spec";

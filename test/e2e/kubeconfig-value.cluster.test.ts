@@ -39,6 +39,8 @@ describe("a kubeconfig given as a value (an output of the same program), against
   let w: SdnWorld<"a1" | "a2", "x">;
   let ledgerNs: string;
   let text: string;
+  /** What the program gives as the cluster's kubeconfig: the test cluster's, or a variant of it. */
+  let given: string;
   let tokens: string[];
   const exportText = async () => JSON.stringify(await h.resources());
   const egressIps = async () => {
@@ -64,8 +66,9 @@ describe("a kubeconfig given as a value (an output of the same program), against
     text = fs.readFileSync(testKubeconfig(), "utf8");
     tokens = [...text.matchAll(/token:\s*(\S+)/g)].map((m) => m[1]!);
     expect(tokens.length).toBeGreaterThan(0);
+    given = text;
     await h.program(async () => {
-      const cluster = new Echo("cluster", { value: pulumi.secret(text) });
+      const cluster = new Echo("cluster", { value: pulumi.secret(given) });
       const kubeconfig = cluster.value;
       const pool = new IpPool("egress", {
         ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.10` }],
@@ -86,6 +89,12 @@ describe("a kubeconfig given as a value (an output of the same program), against
       .core.deleteNamespace({ name: ledgerNs })
       .catch(() => undefined);
     await w?.cleanup();
+  });
+
+  it("previews a stack whose cluster does not exist yet: the address is unknown until up, nothing fails", async () => {
+    const preview = await h.preview();
+    expect(preview.op(`EgressIpAssignment::team-x-${w.zone("a")}`)).toBe("create");
+    expect(preview.planned(`EgressIpAssignment::team-x-${w.zone("a")}`)?.ip).toBeUndefined();
   });
 
   it("places the egress IP through the output in the same up that makes it", async () => {
@@ -120,6 +129,32 @@ describe("a kubeconfig given as a value (an output of the same program), against
     expect(changesOf((await h.refresh()).summary.resourceChanges)).toEqual({});
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
     for (const token of tokens) expect(await exportText()).not.toContain(token);
+  });
+
+  it("takes a new kubeconfig for the same cluster as an update that moves nothing", async () => {
+    given = `${text}\n# the same cluster, other credentials\n`;
+    const preview = await h.preview();
+    expect(changesOf(preview.changeSummary)).toEqual({ update: 4 }); // the cluster, the pool, allocation, assignment
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({ update: 4 });
+    expect(up.outputs.ips!.value).toEqual([`${net}.10`]);
+    expect(await egressIps()).toEqual([`${net}.10`]);
+    expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+  });
+
+  it("refuses at preview a kubeconfig that points at another cluster, naming both, and changes nothing", async () => {
+    const ca = /certificate-authority-data:\s*(\S+)/.exec(text)?.[1];
+    expect(ca).toBeDefined();
+    const before = given;
+    given = text.replaceAll(ca!, Buffer.from("the CA of another cluster").toString("base64"));
+    try {
+      await expect(h.preview()).rejects.toThrow(
+        /is on the cluster with ca sha256:[0-9a-f]{16}, but context .* another cluster/,
+      );
+    } finally {
+      given = before;
+    }
+    expect(await egressIps()).toEqual([`${net}.10`]);
   });
 
   it("lets check reach the cluster through the kubeconfig the stack keeps, printing none of it", async () => {

@@ -14,7 +14,8 @@ export interface EgressIpArgs {
   pool: IpPool | Record<string, IpPool>;
   /**
    * Where the addresses go: `{ kind: "none" }`, `{ kind: "aws", region }`, `{ kind: "ocp-static" }`,
-   * `{ kind: "ocp-dynamic" }`, `{ kind: "ovn" }`, … Never credentials.
+   * `{ kind: "ocp-dynamic" }`, `{ kind: "ovn" }`, … No credentials, but a Kubernetes kind's `kubeconfig`
+   * given as a value (an output of the cluster the program makes), which is kept a secret in state.
    */
   provisioner: pulumi.Input<ProvisionerArgs>;
   /**
