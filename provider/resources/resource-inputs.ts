@@ -27,6 +27,7 @@ const ledger = record(
     name,
     namespace: name,
     context: name,
+    kubeconfig: text("a kubeconfig (its YAML or JSON text)", 1_000_000),
     cluster: text('a cluster such as "ca sha256:0123456789abcdef"', 300),
     lockDuration: text('a duration such as "10s"', 40),
     lockAcquireTimeout: text('a duration such as "30s"', 40),
