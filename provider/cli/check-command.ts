@@ -15,7 +15,10 @@ import type { StackSnapshot } from "./stack-snapshot";
 
 /** One provisioner config of the stack and what became of asking it. */
 export interface ProvisionerCheck {
-  /** The config as stored in state (names and endpoints only, never credentials). */
+  /**
+   * The config as stored in state (names and endpoints; a kubeconfig given as a value shows as
+   * `[secret]`, as Pulumi shows it).
+   */
   provisioner: ProvisionerConfig;
   /** The subnets asked about: those of the pools its addresses come from. */
   subnets: string[];
@@ -86,7 +89,7 @@ export async function checkStack(
     const config = JSON.parse(key) as ProvisionerConfig;
     const mine = poolsOf(key, placed, pools, snapshot);
     const subnets = [...new Set(mine.flatMap(({ pool }) => poolSubnets(pool.rangeSets)))];
-    const entry: ProvisionerCheck = { provisioner: config, subnets };
+    const entry: ProvisionerCheck = { provisioner: printable(config), subnets };
     result.provisioners.push(entry);
     let provisioner: EgressIPProvisioner;
     try {
@@ -138,6 +141,12 @@ export async function checkStack(
     result.others.push(...inUseByOthers(input));
   }
   return result;
+}
+
+/** A config as the CLI prints it: a kubeconfig given as a value is `[secret]`, never its text. */
+function printable(config: ProvisionerConfig): ProvisionerConfig {
+  if ((config as { kubeconfig?: unknown }).kubeconfig === undefined) return config;
+  return { ...config, kubeconfig: "[secret]" } as ProvisionerConfig;
 }
 
 /** `aws (us-east-1 at http://127.0.0.1:5000)`, `ovn (context admin@test)`: how messages name a provisioner config. */

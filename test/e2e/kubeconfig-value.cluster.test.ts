@@ -175,12 +175,21 @@ describe("a kubeconfig given as a value (an output of the same program), against
     expect(await egressIps()).toEqual([`${net}.10`]);
   });
 
-  it("lets check reach the cluster through the kubeconfig the stack keeps, printing none of it", async () => {
-    const run = await runCli(["check", "--stack", h.fqStackName], h.env);
-    expect(run.stderr).not.toMatch(/no kubeconfig found/);
-    expect(run.code).toBe(0);
-    for (const token of tokens) expect(run.stdout + run.stderr).not.toContain(token);
-  });
+  it.each([
+    ["check", [], /provisioner ovn: 1 address on hosts/],
+    ["check", ["--json"], /"drift": false/],
+    ["report", [], /10\.23\.\d+\.10/],
+    ["report", ["--json"], /10\.23\.\d+\.10/],
+  ])(
+    "lets %s %j reach the cluster through the kubeconfig the stack keeps, printing none of it",
+    async (command, flags, shows) => {
+      const run = await runCli([command, "--stack", h.fqStackName, ...(flags as string[])], h.env);
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(0);
+      expect(run.stdout).toMatch(shows as RegExp);
+      for (const secret of secrets) expect(run.stdout).not.toContain(secret);
+    },
+  );
 
   it("takes the address off and releases the claim on destroy, through the value kept in state", async () => {
     await h.destroy();

@@ -3,7 +3,6 @@ import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig
 import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
 import { QueueFileWriter, type QueueFileRef } from "../pool/pool-queue-file";
 import type { LedgerArgs } from "../pool/ledger-option";
-
 import type { RangeArgs } from "../pool/pool-spec";
 import { providerContext, type ProviderContext } from "../context";
 import { thinProvider } from "../thin-provider";
