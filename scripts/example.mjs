@@ -2,7 +2,7 @@
 // checkout's code, as a user would start one before (or without) a published version: builds and
 // packs the package, copies the example, points its dependency at the packed tarball (kept in the
 // project, so it stays self-contained), and installs. Then `cd <dir>`, `pulumi stack init dev`,
-// `pulumi preview`.
+// `pulumi preview`. scripts/example.sh runs it, with the toolchain it needs.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -46,8 +46,14 @@ manifest.dependencies["pulumi-egress-ipam"] = `file:./${packed}`;
 fs.writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
 run("npm", ["install", "--no-audit", "--no-fund", "--loglevel=error"], dir);
 
+// scripts/example.sh says which Pulumi CLI to use: the one on PATH, or the one it built in .tools/.
+const pulumiNote =
+  process.env.EGRESS_IPAM_EXAMPLE_PULUMI === "tools"
+    ? `(no supported pulumi on PATH: use the one built here, export PATH=${path.join(root, ".tools", "bin")}:$PATH)\n`
+    : "";
 process.stdout.write(
   `example ${name} is ready in ${dir}, on this checkout's code (${packed}).\n` +
     `next: cd ${dir} && pulumi stack init dev && pulumi preview\n` +
+    pulumiNote +
     `(see its README for the config it needs; run npm run example again after changing the package)\n`,
 );

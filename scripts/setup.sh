@@ -3,6 +3,7 @@
 # Node >= 22, npm dependencies, the Pulumi CLI built from Go and the dynamic-provider plugin. moto,
 # which only the tests and benchmarks need, is scripts/setup-moto.sh's: the demo never waits for it.
 # Idempotent: each step is skipped when its result is already present at the right version.
+# --no-pulumi stops after the npm dependencies (for a Pulumi CLI of the user's own, see example.sh).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/.tools"
@@ -30,6 +31,11 @@ if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
   log "installing npm dependencies"
   (cd "$root" && npm ci --no-audit --no-fund --loglevel=error >&2)
   echo "$want" >"$stamp"
+fi
+
+if [ "${1:-}" = "--no-pulumi" ]; then
+  log "ready: node $(node --version); the Pulumi CLI is the one on PATH"
+  exit 0
 fi
 
 # 3. Pulumi CLI at the version of the installed @pulumi/pulumi, built from the Go module.

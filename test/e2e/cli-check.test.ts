@@ -198,6 +198,36 @@ describe("pulumi-egress-ipam check, against moto", () => {
     expect(run.code).toBe(0);
   });
 
+  it("pulumi refresh --preview-only --expect-no-changes passes without drift, and after an address was taken off fails writing nothing (docs/operating.md)", async () => {
+    await h.previewRefresh({ expectNoChanges: true });
+    const hosts = await secondaryIps(ec2, [world.subnetIds[zone]!]);
+    const hostA = Object.entries(hosts).find(([, ips]) => ips.includes(placed.a!))![0];
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({
+        NetworkInterfaceId: await eniOf(hostA),
+        PrivateIpAddresses: [placed.a!],
+      }),
+    );
+    const before = await h.resources();
+    const failure = await h.previewRefresh({ expectNoChanges: true }).then(
+      () => "passed",
+      (err: Error) => err.message,
+    );
+    expect(failure).toMatch(
+      /Command failed with exit code [1-9]\d*: pulumi refresh --preview-only --expect-no-changes/,
+    );
+    expect(failure).toContain("no changes were expected for refresh but changes were proposed");
+    expect(await h.resources(), "state after the failed check").toEqual(before);
+    // Without --preview-only the refresh fails the same way but records the drift first.
+    await expect(h.refresh({ expectNoChanges: true })).rejects.toThrow(
+      /no changes were expected for refresh/,
+    );
+    expect(await h.resources()).not.toEqual(before);
+    // The next up puts the address back; the tests below start from a stack without drift.
+    await h.up();
+    expect((await check()).code).toBe(0);
+  });
+
   it("an address somebody else put on the stack's instance (untagged, or tagged for another owner) is in use by others: no fix, exit 0", async () => {
     const hosts = await secondaryIps(ec2, [world.subnetIds[zone]!]);
     const hostC = Object.entries(hosts).find(([, ips]) => ips.includes(placed.c!))![0];

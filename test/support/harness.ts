@@ -194,6 +194,11 @@ export class Harness {
     return this.current.refresh(opts);
   }
 
+  /** `pulumi refresh --preview-only`: what a refresh would change, writing nothing to state. */
+  async previewRefresh(opts: automation.RefreshOptions = {}): Promise<automation.PreviewResult> {
+    return this.current.previewRefresh(opts);
+  }
+
   /** `pulumi destroy`. */
   async destroy(opts: automation.DestroyOptions = {}): Promise<automation.DestroyResult> {
     return this.current.destroy(opts);
