@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { IpamError } from "../core/ipam-error";
 import { shown } from "../core/text";
-import { CliError, exitCodes, failureLine } from "./cli-error";
+import { CliError, exitCodes, failureJson, failureLine } from "./cli-error";
 import { stackPools, type PoolUsage } from "./pool-usage";
 import { progressOn } from "./progress";
 import { report, stackUsages, type ReportScope } from "./report-command";
@@ -75,7 +75,7 @@ function userError<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    if (e instanceof IpamError) throw new CliError(e.message);
+    if (e instanceof IpamError) throw new CliError(e.message, exitCodes.usage, e.code);
     throw e;
   }
 }
@@ -223,7 +223,10 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       e instanceof CliError ? "" : " (unexpected; set PULUMI_EGRESS_IPAM_DEBUG=1 for the stack trace)";
     process.stderr.write(`${failureLine(e)}${hint}\n`);
     if (process.env.PULUMI_EGRESS_IPAM_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
-    process.exitCode = e instanceof CliError ? e.exitCode : exitCodes.usage;
+    const exitCode = e instanceof CliError ? e.exitCode : exitCodes.usage;
+    process.exitCode = exitCode;
+    // A script reading --json output reads the failure there too, with its code as a field.
+    if (argv.includes("--json")) process.stdout.write(`${failureJson(e, exitCode)}\n`);
   }
 }
 

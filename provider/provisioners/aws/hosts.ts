@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { Filter } from "@aws-sdk/client-ec2";
 import { leastLoaded } from "../least-loaded";
 import type { Ec2, Ec2Instance, Eni } from "./ec2";
@@ -82,7 +83,8 @@ export class HostInventory {
     const instances = await this.eligible(zone, signal);
     const tagText = this.tagText;
     if (instances.length === 0) {
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `no eligible host in availability zone "${zone}" of ${this.options.region}: no running EC2 instance${tagText} ` +
           `is there; start one, or check the failure domain name and the provisioner's hostTags`,
       );
@@ -100,7 +102,8 @@ export class HostInventory {
     const open = scored.filter((s) => s.used < s.limit);
     if (open.length === 0) {
       const full = scored.map((s) => `${s.instance.id} (${s.instance.instanceType}: ${s.used}/${s.limit})`);
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `no host in availability zone "${zone}" has room for another IP: every eligible instance${tagText} ` +
           `carries as many IPv4 addresses on its primary interface as its type allows (${full.join(", ")}); ` +
           `add instances to the zone or use a larger instance type`,

@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { callSignal, provisionerFor } from "../../provisioners/provisioner-cache";
@@ -36,7 +37,8 @@ export async function adoptedAddress(
 ): Promise<NamespaceAddress | undefined> {
   const provisioner = provisionerFor(observeWith);
   if (!provisioner.namespaceAddresses) {
-    throw new Error(
+    throw new IpamError(
+      "INVALID_INPUT",
       `adopt reads the addresses namespace ${from.namespace} has from the cluster, and the ${observeWith.kind} ` +
         `provisioner has no cluster to read: give the addresses to take over in ips`,
     );
@@ -64,7 +66,8 @@ export async function adoptedAddress(
     );
   }
   if (problems.length > 0) {
-    throw new Error(
+    throw new IpamError(
+      "INVALID_INPUT",
       `cannot adopt the addresses of namespace ${from.namespace}: ${problems.join("; ")}. ` +
         `Nothing was changed; add the subnet or domain to the pool and the EgressIp, or leave adopt off`,
     );

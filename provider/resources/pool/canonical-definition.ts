@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { canonicalRanges, resolvePool, type PoolSpec, type ResolvedPool } from "./pool-spec";
 
 /**
@@ -27,7 +28,10 @@ export function poolOfDefinition(text: string): ResolvedPool {
   try {
     d = JSON.parse(text) as typeof d;
   } catch {
-    throw new Error(`${JSON.stringify(text.slice(0, 80))} is not a pool definition (not JSON)`);
+    throw new IpamError(
+      "INVALID_STATE",
+      `${JSON.stringify(text.slice(0, 80))} is not a pool definition (not JSON)`,
+    );
   }
   const node = d.node as { network?: string; static?: Record<string, string> } | undefined;
   const spec: PoolSpec = node
@@ -42,7 +46,7 @@ export function poolOfDefinition(text: string): ResolvedPool {
   });
   if (!pool) {
     const why = failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
-    throw new Error(`the stored pool definition is not valid (${why})`);
+    throw new IpamError("INVALID_STATE", `the stored pool definition is not valid (${why})`);
   }
   return pool;
 }
