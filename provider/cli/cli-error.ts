@@ -36,27 +36,21 @@ export class CliError extends Error {
   }
 }
 
-/** The code and the one-line text of a failure: a CliError's message as is, anything else on one line. */
-function described(err: unknown): { code: IpamErrorCode; message: string } {
-  if (err instanceof CliError) return { code: err.code, message: terminalSafe(err.message) };
-  return { code: codeOf(err), message: terminalSafe(errorMessage(err).replace(/\s*\n\s*/g, " ")) };
-}
-
 /**
- * The one line printed for a failure: `error: [CODE] message`, the code an IpamError's or a
- * CliError's own, `UNEXPECTED` for anything else.
+ * The one line printed for a failure: `error: [CODE] message`, the code a CliError's or an
+ * IpamError's own, `UNEXPECTED` for anything else; a CliError's message as is, anything else on
+ * one line.
  */
 export function failureLine(err: unknown): string {
   // Messages quote values from state, clusters and clouds: one line, no control codes.
-  const { code, message } = described(err);
-  return `error: ${codedMessage(code, message)}`;
+  if (err instanceof CliError) return `error: ${codedMessage(err.code, terminalSafe(err.message))}`;
+  const text = errorMessage(err).replace(/\s*\n\s*/g, " ");
+  return `error: ${codedMessage(codeOf(err), terminalSafe(text))}`;
 }
 
 /**
- * What a command run with `--json` prints on stdout when it fails, so that a script reading the JSON
- * gets the failure too: `{ "error": { "code", "message", "exitCode" } }` (the message without the
- * `[CODE] ` prefix the stderr line has).
+ * Commander's own error line (`error: unknown option '--colour'`) in the same form, coded
+ * `INVALID_INPUT`: every one of them is a bad option or argument.
  */
-export function failureJson(err: unknown, exitCode: number): string {
-  return JSON.stringify({ error: { ...described(err), exitCode } }, null, 2);
-}
+export const commanderLine = (text: string): string =>
+  text.replace(/^error: (?!\[)/, `error: ${codedMessage("INVALID_INPUT", "")}`);

@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { IpamError } from "../core/ipam-error";
 import { shown } from "../core/text";
-import { CliError, exitCodes, failureJson, failureLine } from "./cli-error";
+import { CliError, commanderLine, exitCodes, failureLine } from "./cli-error";
 import { stackPools, type PoolUsage } from "./pool-usage";
 import { progressOn } from "./progress";
 import { report, stackUsages, type ReportScope } from "./report-command";
@@ -86,6 +86,8 @@ export function program(): Command {
     .description("Reports on the IP pools of a Pulumi stack and checks its egress IPs against the hosts.")
     .addHelpText("after", exitHelp)
     .showSuggestionAfterError()
+    // Commander's own error lines carry a code too; its subcommands inherit this.
+    .configureOutput({ outputError: (text, write) => write(commanderLine(text)) })
     .exitOverride();
 
   cli
@@ -223,10 +225,7 @@ export async function main(argv: string[] = process.argv): Promise<void> {
       e instanceof CliError ? "" : " (unexpected; set PULUMI_EGRESS_IPAM_DEBUG=1 for the stack trace)";
     process.stderr.write(`${failureLine(e)}${hint}\n`);
     if (process.env.PULUMI_EGRESS_IPAM_DEBUG && e instanceof Error) process.stderr.write(`${e.stack}\n`);
-    const exitCode = e instanceof CliError ? e.exitCode : exitCodes.usage;
-    process.exitCode = exitCode;
-    // A script reading --json output reads the failure there too, with its code as a field.
-    if (argv.includes("--json")) process.stdout.write(`${failureJson(e, exitCode)}\n`);
+    process.exitCode = e instanceof CliError ? e.exitCode : exitCodes.usage;
   }
 }
 
