@@ -53,4 +53,4 @@ export function failureLine(err: unknown): string {
  * `INVALID_INPUT`: every one of them is a bad option or argument.
  */
 export const commanderLine = (text: string): string =>
-  text.replace(/^error: (?!\[)/, `error: ${codedMessage("INVALID_INPUT", "")}`);
+  text.replace(/^error: (?!\[)/, "error: [INVALID_INPUT] ");

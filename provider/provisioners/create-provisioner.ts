@@ -48,7 +48,7 @@ function awsFor(config: AwsProvisionerConfig & InstanceSettings): EgressIPProvis
 /**
  * Builds the provisioner for `config.kind`. The config may carry the instance settings a resource
  * adds (`namespace`, `cidrs`; see `withInstanceSettings`); the rest is validated as user settings.
- * @throws Error listing every config problem, or naming a kind known but not available in this
+ * @throws IpamError (INVALID_CONFIG, VERSION_MISMATCH) listing every config problem, or naming a kind known but not available in this
  * version of the package.
  */
 export function createProvisioner(config: ScopedProvisionerConfig): EgressIPProvisioner {

@@ -47,7 +47,7 @@ export class HostPlan {
 
   /**
    * The instance for `ip` in `zone`.
-   * @throws Error naming the zone, the address, and why each eligible instance cannot take it.
+   * @throws IpamError HOST_UNAVAILABLE naming the zone, the address, and why each eligible instance cannot take it.
    */
   async choose(ip: string, zone: string, signal?: AbortSignal): Promise<string> {
     const instances = await this.view(zone, signal);

@@ -77,7 +77,7 @@ export class HostInventory {
    * The least loaded eligible host of the zone with room for one more address: fewest secondary
    * addresses on its primary interface, ties as {@link leastLoaded} breaks them. Counts the choice
    * as planned.
-   * @throws Error naming the zone when it has no eligible host, or none with room.
+   * @throws IpamError HOST_UNAVAILABLE naming the zone when it has no eligible host, or none with room.
    */
   async choose(zone: string, signal?: AbortSignal): Promise<string> {
     const instances = await this.eligible(zone, signal);

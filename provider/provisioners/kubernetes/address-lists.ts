@@ -16,7 +16,7 @@ export type ListChange = (list: string[], object: KubeObject) => string[] | unde
  * `change` may throw to refuse (it sees the fresh object every attempt).
  * @param missing - what to do when the object does not exist, for the error; undefined when an
  *   absent object is fine (a removal: nothing to remove).
- * @throws Error naming the object when it does not exist and `missing` is given.
+ * @throws IpamError NOT_FOUND naming the object when it does not exist and `missing` is given.
  */
 export async function editAddressList(
   kube: KubeClients,

@@ -46,7 +46,7 @@ const advice = (namespace: string) =>
  * deployment asks (naming both), or from the live policy's when that carries gateways recorded for
  * another stack (naming its owners). `holder` names this assignment's resource (`EgressIp team-a`);
  * `owner` is its owner record (`<stack identity> <URN>`).
- * @throws Error naming both holders, both scopes and what to do.
+ * @throws IpamError SCOPE_CONFLICT naming both holders, both scopes and what to do.
  */
 export async function refuseSplitScope(
   kube: KubeClients,

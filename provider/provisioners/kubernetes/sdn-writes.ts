@@ -49,7 +49,7 @@ export interface SdnWrites {
 /**
  * Waits until the namespace's NetNamespace exists: the SDN master makes one for every new
  * namespace a moment after it appears (e.g. a Namespace created in the same deployment).
- * @throws Error naming the namespace and the server when none came within `waitMs` (default 60 s).
+ * @throws IpamError NOT_FOUND naming the namespace and the server when none came within `waitMs` (default 60 s).
  */
 export async function waitForNetNamespace(
   kube: KubeClients,

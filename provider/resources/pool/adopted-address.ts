@@ -25,7 +25,7 @@ export const describeAddress = (a: NamespaceAddress): string =>
  * `pool` of its failure domain (by the Node carrying it; an address on no Node by the pool alone),
  * or undefined when the namespace has none there (a new one is planned). Read through the
  * `observeWith` provisioner.
- * @throws Error naming the addresses, their source and the pool when the namespace's addresses do
+ * @throws IpamError INVALID_INPUT naming the addresses, their source and the pool when the namespace's addresses do
  * not fit the EgressIp: one outside the pool or in a domain it does not list, two for one domain,
  * or a provisioner that cannot tell (aws, none).
  */

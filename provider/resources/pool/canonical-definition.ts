@@ -21,7 +21,7 @@ export function poolDefinition(pool: ResolvedPool): string {
 /**
  * The pool a stored definition describes (the inverse of {@link poolDefinition}), for readers of a
  * shared pool's ledger that have no stack of their own.
- * @throws Error naming the problems when `text` is not a definition this package wrote.
+ * @throws IpamError INVALID_STATE naming the problems when `text` is not a definition this package wrote.
  */
 export function poolOfDefinition(text: string): ResolvedPool {
   let d: { ranges?: unknown; exclude?: string[]; reserved?: string[]; strategy?: string; node?: unknown };

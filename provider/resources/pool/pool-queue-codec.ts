@@ -60,7 +60,7 @@ export function encodeHolder(holder: QueuedHolder, prefix: string, previous?: st
 /**
  * The holders of a queue's lines, given the URN of one holder of the same stack, and of the holder
  * before the first line when the lines continue a queue read earlier.
- * @throws Error on a line that is not a holder, or a `:<name>` line with no typed line before it.
+ * @throws IpamError INVALID_STATE on a line that is not a holder, or a `:<name>` line with no typed line before it.
  */
 export function decodeHolders(lines: string, someOwner: string, previousOwner?: string): QueuedHolder[] {
   const prefix = urnPrefix(someOwner);

@@ -137,7 +137,7 @@ export function isQueueFileRef(value: unknown): value is QueueFileRef {
 /**
  * The provider side: the first `ref.lines` holders of the file, read once per process (each check
  * reads only what was appended since the last one), and how many of them were planned already.
- * @throws Error naming the file when it cannot be read, is shorter than `ref` says, or has a line
+ * @throws IpamError INVALID_STATE naming the file when it cannot be read, is shorter than `ref` says, or has a line
  *   that is not a holder.
  */
 export function readQueueFile(ref: QueueFileRef, someOwner: string): ReadSoFar {

@@ -128,7 +128,7 @@ export function unknownAhead(queue: DecodedQueue): string[] {
 /**
  * The queue of an allocation's inputs, decoded, when it is one whose last holder is `owner`;
  * undefined otherwise (then the allocation is planned on its own, as by an older program).
- * @throws Error naming the file when the queue's file cannot be read as the input says.
+ * @throws IpamError INVALID_STATE naming the file when the queue's file cannot be read as the input says.
  */
 export function readQueue(value: unknown, owner: string): DecodedQueue | undefined {
   const q = value as Partial<PoolQueue> | undefined;
