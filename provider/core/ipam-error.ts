@@ -30,8 +30,11 @@
  * - `INVALID_INPUT`: a resource's input or a CLI option has the wrong shape, or a meaning no more
  *   specific code covers (a missing namespace, two settings that exclude each other). Do: fix the
  *   property the failure names; the message says what it takes.
- * - `NO_NETWORK`: a node allocator was built without a network. Do: give it a network.
- * - `NO_STORAGE`: a node allocator was built without a store. Do: give it a store.
+ * - `NO_NETWORK`: a node allocator was built without a network, or an IpAllocation with `nodeId`
+ *   asks a pool without `network` (webmesh ErrNoNetwork). Do: give it a network.
+ * - `NO_STORAGE`: a node allocator was built without a store, or an IpAllocation with `nodeId` asks
+ *   a pool without a shared `ledger` (webmesh ErrNoStorage). Do: give it a store (the pool a
+ *   `ledger`).
  * - `LOCK_TIMEOUT`: a pool's lock (in-process, or a shared pool's Lease) was not acquired within
  *   its `lockAcquireTimeout`; the message names who holds it and since when. Do: wait for that
  *   holder to finish, or raise `lockAcquireTimeout`; a holder that is gone loses the Lease when it
