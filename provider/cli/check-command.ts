@@ -114,6 +114,7 @@ export async function checkStack(
           `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +
           `Kubernetes: the kubeconfig of KUBECONFIG or ~/.kube/config and the provisioner's context), then run check again`,
         exitCodes.unreachable,
+        codeOf(e, "PROVISIONER_FAILED"),
       );
     });
     entry.seen = seen.length;
