@@ -1,5 +1,5 @@
 import { errorMessage } from "../core/failure";
-import { codedMessage, codeOf, type IpamErrorCode } from "../core/ipam-error";
+import { boundaryCode, codedMessage, type IpamErrorCode } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
 /**
  * Exit codes of `pulumi-egress-ipam`, for CI. Listed in `--help`; changing one breaks users' scripts.
@@ -37,15 +37,15 @@ export class CliError extends Error {
 }
 
 /**
- * The one line printed for a failure: `error: [CODE] message`, the code a CliError's or an
- * IpamError's own, `UNEXPECTED` for anything else; a CliError's message as is, anything else on
+ * The one line printed for a failure: `error: [CODE] message`, the code a CliError's own, else as
+ * {@link boundaryCode} says; a CliError's message as is, anything else on
  * one line.
  */
 export function failureLine(err: unknown): string {
   // Messages quote values from state, clusters and clouds: one line, no control codes.
   if (err instanceof CliError) return `error: ${codedMessage(err.code, terminalSafe(err.message))}`;
   const text = errorMessage(err).replace(/\s*\n\s*/g, " ");
-  return `error: ${codedMessage(codeOf(err), terminalSafe(text))}`;
+  return `error: ${codedMessage(boundaryCode(err), terminalSafe(text))}`;
 }
 
 /**

@@ -72,8 +72,9 @@
  *   held addresses outside it. Do: delete or move those allocations first (or keep their addresses
  *   inside the ranges).
  * - `PROVISIONER_FAILED`: a provisioner's platform (EC2, the Kubernetes API) could not be asked,
- *   refused a call or answered unexpectedly; the message says what was left changed. Do: make the
- *   platform reachable with valid credentials and the permissions the message names, then run again.
+ *   refused a call, answered unexpectedly or not in time (a call is given up on after 5 minutes,
+ *   `check` after its `--timeout`); the message says what was left changed. Do: make the platform
+ *   reachable with valid credentials and the permissions the message names, then run again.
  * - `INVALID_STATE`: something this package stored is not as it wrote it (a pool definition, the
  *   holder queue file, a ledger claim). Do: run the program again (it writes the queue anew); if
  *   state was edited by hand, restore it.
@@ -149,6 +150,17 @@ export function isIpamError(err: unknown, code?: IpamErrorCode): err is IpamErro
 /** The code of a thrown value: an IpamError's own, else `fallback` (`UNEXPECTED` unless given). */
 export const codeOf = (err: unknown, fallback: IpamErrorCode = "UNEXPECTED"): IpamErrorCode =>
   isIpamError(err) ? err.code : fallback;
+
+/**
+ * The code a boundary (the engine's, the CLI's) shows a thrown value with: an IpamError's own; an
+ * abort by timeout (`TimeoutError`: the package's only timeouts bound provisioner calls)
+ * `PROVISIONER_FAILED`; anything else `UNEXPECTED`.
+ */
+export const boundaryCode = (err: unknown): IpamErrorCode =>
+  codeOf(
+    err,
+    (err as { name?: unknown } | null)?.name === "TimeoutError" ? "PROVISIONER_FAILED" : "UNEXPECTED",
+  );
 
 /**
  * Matches a message in the form {@link codedMessage} writes, capturing the code: how tests and tools

@@ -1,16 +1,16 @@
 import { errorMessage } from "../core/failure";
-import { codedMessage, codeOf, IpamError, isIpamError, type IpamErrorCode } from "../core/ipam-error";
+import { boundaryCode, codedMessage, IpamError, isIpamError, type IpamErrorCode } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
 import type * as pulumi from "@pulumi/pulumi";
 import { aroundCalls, type ProviderImpl } from "../resources/provider-props";
 
 /**
- * A thrown value as the engine shows it: `[CODE] message` (an IpamError's code, `UNEXPECTED` for
- * anything else), control characters escaped. The original is the cause, and its stack is kept:
+ * A thrown value as the engine shows it: `[CODE] message` (see {@link boundaryCode}), control
+ * characters escaped. The original is the cause, and its stack is kept:
  * the dynamic-provider host prints it to the provider's log.
  */
 export function engineError(err: unknown): Error {
-  const code = codeOf(err);
+  const code = boundaryCode(err);
   const message = codedMessage(code, terminalSafe(errorMessage(err)));
   if (!(err instanceof Error)) return new IpamError(code, message);
   if (message === err.message) return err;

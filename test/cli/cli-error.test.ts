@@ -35,6 +35,11 @@ describe("failureLine", () => {
       "error: [UNEXPECTED] Cannot read properties of undefined",
     ],
     ["a thrown string", "boom", "error: [UNEXPECTED] boom"],
+    [
+      "a provisioner call timed out",
+      new DOMException("The operation was aborted due to timeout", "TimeoutError"),
+      "error: [PROVISIONER_FAILED] The operation was aborted due to timeout",
+    ],
     ["control characters", new CliError("stack \u001b[2Jx"), "error: [INVALID_INPUT] stack \\x1b[2Jx"],
   ])("%s", (_, err, line) => {
     expect(failureLine(err)).toBe(line);

@@ -42,6 +42,12 @@ describe("every error a provider throws reaches the engine as `[CODE] message`, 
     ],
     [new TypeError(hostile), `[UNEXPECTED] ${escaped}`, "TypeError"],
     ["a thrown string", "[UNEXPECTED] a thrown string", "IpamError"],
+    // A provisioner call given up on (callSignal): the platform did not answer in time.
+    [
+      new DOMException("The operation was aborted due to timeout", "TimeoutError"),
+      "[PROVISIONER_FAILED] The operation was aborted due to timeout",
+      "TimeoutError",
+    ],
     // A failure turned into an error on its way out keeps the code it has.
     [
       new IpamError("POOL_IN_USE", "[POOL_IN_USE] pool p still has allocations"),
