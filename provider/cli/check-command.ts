@@ -1,4 +1,5 @@
 import { errorMessage } from "../core/failure";
+import { codeOf, type IpamErrorCode } from "../core/ipam-error";
 import { checkRequestable, poolSubnets } from "../resources/pool/pool-spec";
 import { createProvisioner } from "../provisioners/create-provisioner";
 import type { EgressIPProvisioner, Placement } from "../provisioners/egress-ip-provisioner";
@@ -26,6 +27,8 @@ export interface ProvisionerCheck {
   seen?: number;
   /** Why it was not asked (a kind that cannot list what is on its hosts). */
   skipped?: string;
+  /** The code of the error that kept it from being asked (see docs/errors.md), when one did. */
+  code?: IpamErrorCode;
 }
 
 /** The result of `check`: every finding, what is in use by others, and which provisioners were asked. */
@@ -96,6 +99,7 @@ export async function checkStack(
       provisioner = createProvisioner(config);
     } catch (e) {
       entry.skipped = errorMessage(e);
+      entry.code = codeOf(e);
       continue;
     }
     const style = provisioner.placementOwners;
@@ -113,6 +117,7 @@ export async function checkStack(
           `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +
           `Kubernetes: the kubeconfig of KUBECONFIG or ~/.kube/config and the provisioner's context), then run check again`,
         exitCodes.unreachable,
+        codeOf(e, "PROVISIONER_FAILED"),
       );
     });
     entry.seen = seen.length;

@@ -1,3 +1,4 @@
+import { codedMessage } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
 import { describe, type CheckResult } from "./check-command";
 import type { Style } from "./style";
@@ -13,7 +14,7 @@ export function checkText(result: CheckResult, style: Style): string {
   const out: string[] = [];
   for (const p of result.provisioners) {
     const what = p.skipped
-      ? `skipped: ${p.skipped}`
+      ? `skipped: ${p.code ? codedMessage(p.code, p.skipped) : p.skipped}`
       : `${p.seen} address${p.seen === 1 ? "" : "es"} on hosts in ${p.subnets.join(", ")}`;
     out.push(terminalSafe(`provisioner ${describe(p.provisioner)}: ${what}`));
   }

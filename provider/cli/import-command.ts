@@ -1,4 +1,6 @@
 import * as fs from "node:fs";
+import { errorMessage } from "../core/failure";
+import { codeOf } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
 import { CliError, exitCodes } from "./cli-error";
 import { readClusterFacts } from "./import-facts";
@@ -25,11 +27,11 @@ export async function runImport(opts: ImportCommandOptions): Promise<void> {
   try {
     kube = kubeClients({ context: opts.context });
   } catch (e) {
-    if (e instanceof IpamError) throw new CliError(e.message);
+    if (e instanceof IpamError) throw new CliError(e.message, exitCodes.usage, e.code);
     throw e;
   }
   const facts = await readClusterFacts(kube).catch((e: unknown) => {
-    throw new CliError(e instanceof Error ? e.message : String(e), exitCodes.unreachable);
+    throw new CliError(errorMessage(e), exitCodes.unreachable, codeOf(e, "PROVISIONER_FAILED"));
   });
   const plan = importPlan(facts, opts);
   if (opts.json) {

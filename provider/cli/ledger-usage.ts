@@ -66,13 +66,15 @@ export async function ledgerUsage(
     new ClaimStore(clients, ref.namespace, ref.name).list(),
   ]).catch((e: unknown) => {
     throw e instanceof IpamError && e.code === "LEDGER_UNAVAILABLE"
-      ? new CliError(`${e.message}; then run report again`, exitCodes.unreachable)
+      ? new CliError(`${e.message}; then run report again`, exitCodes.unreachable, e.code)
       : e;
   });
   if (!stored) {
     throw new CliError(
       `no shared pool "${ref.name}" in namespace "${ref.namespace}" on ${clients.server} (context "${clients.context}"): ` +
         `no ConfigMap ${ref.name}.pool there; check the IpPool's ledger namespace and name, and the context (--context)`,
+      exitCodes.usage,
+      "NOT_FOUND",
     );
   }
   let pool;
@@ -82,6 +84,8 @@ export async function ledgerUsage(
     throw new CliError(
       `shared pool "${ref.name}" in namespace "${ref.namespace}": ${(e as Error).message}; ` +
         `it was written by stack ${stored.stack}: run pulumi up there to write it again`,
+      exitCodes.usage,
+      "INVALID_STATE",
     );
   }
   const holders = claims
@@ -122,6 +126,7 @@ export async function sharedHolders(
               `${e.message}; the claims of every shared pool of the stack are needed to tell other ` +
                 `stacks' addresses apart: then run the command again`,
               exitCodes.unreachable,
+              e.code,
             )
           : e;
       });

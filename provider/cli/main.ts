@@ -2,7 +2,7 @@
 import { Command, CommanderError, Option } from "commander";
 import { IpamError } from "../core/ipam-error";
 import { shown } from "../core/text";
-import { CliError, exitCodes, failureLine } from "./cli-error";
+import { CliError, commanderLine, exitCodes, failureLine } from "./cli-error";
 import { stackPools, type PoolUsage } from "./pool-usage";
 import { progressOn } from "./progress";
 import { report, stackUsages, type ReportScope } from "./report-command";
@@ -75,7 +75,7 @@ function userError<T>(f: () => T): T {
   try {
     return f();
   } catch (e) {
-    if (e instanceof IpamError) throw new CliError(e.message);
+    if (e instanceof IpamError) throw new CliError(e.message, exitCodes.usage, e.code);
     throw e;
   }
 }
@@ -86,6 +86,8 @@ export function program(): Command {
     .description("Reports on the IP pools of a Pulumi stack and checks its egress IPs against the hosts.")
     .addHelpText("after", exitHelp)
     .showSuggestionAfterError()
+    // Commander's own error lines carry a code too; its subcommands inherit this.
+    .configureOutput({ outputError: (text, write) => write(commanderLine(text)) })
     .exitOverride();
 
   cli

@@ -13,7 +13,7 @@ import {
 import { readRecord } from "../ledger/stack/allocation-record";
 import { resolveLedger } from "../resources/pool/ledger-option";
 import type { KubeLedgerConfig } from "../ledger/kubernetes/kube-ledger";
-import { CliError } from "./cli-error";
+import { CliError, exitCodes } from "./cli-error";
 import { defaultShape, mapSubnet, type MapLayers, type MapShape, type SubnetMap } from "./address-map";
 import { deploymentAt, type SnapshotResource, type StackSnapshot } from "./stack-snapshot";
 
@@ -113,6 +113,8 @@ export function stackPools(snapshot: StackSnapshot): StackPool[] {
       const why = failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
       throw new CliError(
         `pool ${id} in the checkpoint of stack "${snapshot.stack}" is not a valid pool (${why}); fix its inputs and run pulumi up`,
+        exitCodes.usage,
+        failures[0]?.code,
       );
     }
     const { config } = resolveLedger(props.ledger);

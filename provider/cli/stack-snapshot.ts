@@ -1,6 +1,6 @@
 import { execFile } from "node:child_process";
 import type { CheckpointResource } from "../ledger/stack/stack-checkpoint";
-import { CliError } from "./cli-error";
+import { CliError, exitCodes } from "./cli-error";
 import { shown } from "../core/text";
 
 /** A resource of the checkpoint with the timestamps the engine records (Pulumi ≥ 3.100). */
@@ -78,12 +78,16 @@ export async function readStack(stack: string, pulumi: PulumiCli = {}): Promise<
   if (exported.missing) {
     throw new CliError(
       `the Pulumi CLI "${cli}" was not found: put pulumi on PATH or set PULUMI_EGRESS_IPAM_CLI`,
+      exitCodes.usage,
+      "INVALID_CONFIG",
     );
   }
   if (exported.err !== undefined) {
     throw new CliError(
       `cannot read stack ${shown(stack)}: ${exported.err}; check the name (<org>/<project>/<stack>, ` +
         `see \`pulumi stack ls --all\`) and that PULUMI_BACKEND_URL points at its backend`,
+      exitCodes.usage,
+      "LEDGER_UNAVAILABLE",
     );
   }
   let text = exported.out;
@@ -132,6 +136,8 @@ export function parseExport(
     new CliError(
       `the checkpoint of stack "${stack}" is unreadable: ${why}; run \`pulumi stack export --stack ${stack}\` ` +
         `to see it, and \`pulumi cancel\` or \`pulumi refresh\` if an update left it broken`,
+      exitCodes.usage,
+      "INVALID_STATE",
     );
   let parsed: unknown;
   try {

@@ -1,27 +1,89 @@
 /**
- * The stable error codes of the allocator. Callers branch on these, never on message text.
+ * The stable error codes of the package. Callers branch on these, never on message text; every
+ * message handed to the user (the engine's errors, `check` failures, the CLI's error lines) starts
+ * with its code in brackets, `[IP_UNAVAILABLE] …` (see {@link codedMessage}). Each bullet says what
+ * the code means, then (`Do:`) what to do about it.
  *
- * - `INVALID_ADDRESS`: a string is not an IPv4/IPv6 address or CIDR.
- * - `HOST_BITS_SET`: a subnet is not its own network address (the message names the real one).
- * - `NETWORK_TOO_SMALL`: an IPv4 /31 or /32, or an IPv6 /127 or /128, used as a range subnet.
+ * - `INVALID_ADDRESS`: a string is not an IPv4/IPv6 address or CIDR. Do: give the address or CIDR
+ *   as the message shows it should be written, e.g. `10.0.0.5` or `10.0.0.0/24`.
+ * - `HOST_BITS_SET`: a subnet is not its own network address (the message names the real one). Do:
+ *   use the network address the message names.
+ * - `NETWORK_TOO_SMALL`: an IPv4 /31 or /32, or an IPv6 /127 or /128, used as a range subnet. Do:
+ *   give a larger subnet.
  * - `INVALID_RANGE`: a range is missing its subnet, or its bounds or gateway do not fit its subnet.
- * - `EMPTY_RANGE_SET`: a range set without ranges.
- * - `MIXED_FAMILIES`: a range set with both IPv4 and IPv6 ranges.
- * - `OVERLAPPING_RANGES`: two ranges of one set, or two sets of one config, overlap.
- * - `NOT_IN_RANGE`: an address is outside the range set (or network) it was meant for.
- * - `IP_UNAVAILABLE`: a requested address is a gateway, excluded, or held by someone else.
- * - `POOL_EXHAUSTED`: no allocatable address is left.
- * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set.
- * - `INVALID_CONFIG`: a CNI configuration or allocator option is malformed.
- * - `NO_NETWORK`: a node allocator was built without a network.
- * - `NO_STORAGE`: a node allocator was built without a store.
+ *   Do: give the subnet, or bounds and a gateway inside it.
+ * - `EMPTY_RANGE_SET`: a range set without ranges. Do: give at least one range.
+ * - `MIXED_FAMILIES`: a range set with both IPv4 and IPv6 ranges. Do: put each family in a range
+ *   set of its own.
+ * - `OVERLAPPING_RANGES`: two ranges of one set, or two sets of one config, overlap. Do: make the
+ *   ranges disjoint (the message names both).
+ * - `NOT_IN_RANGE`: an address is outside the range set (or network) it was meant for. Do: request
+ *   an address of the pool's ranges, or add its subnet to the pool.
+ * - `IP_UNAVAILABLE`: a requested address is a gateway, excluded, or held by someone else. Do: request
+ *   another address, or leave `ip` out so that the pool plans a free one.
+ * - `POOL_EXHAUSTED`: no allocatable address is left. Do: release addresses of the pool, or add a
+ *   range to it.
+ * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set. Do: release it first,
+ *   or use another id.
+ * - `INVALID_CONFIG`: a CNI configuration or allocator option, a provisioner config or an
+ *   environment setting of the package is malformed. Do: fix the setting the message names.
+ * - `INVALID_INPUT`: a resource's input or a CLI option has the wrong shape, or a meaning no more
+ *   specific code covers (a missing namespace, two settings that exclude each other). Do: fix the
+ *   property the failure names; the message says what it takes.
+ * - `NO_NETWORK`: a node allocator was built without a network, or an IpAllocation with `nodeId`
+ *   asks a pool without `network` (webmesh ErrNoNetwork). Do: give it a network.
+ * - `NO_STORAGE`: a node allocator was built without a store, or an IpAllocation with `nodeId` asks
+ *   a pool without a shared `ledger` (webmesh ErrNoStorage). Do: give it a store (the pool a
+ *   `ledger`).
  * - `LOCK_TIMEOUT`: a pool's lock (in-process, or a shared pool's Lease) was not acquired within
- *   its `lockAcquireTimeout`; the message names who holds it and since when.
+ *   its `lockAcquireTimeout`; the message names who holds it and since when. Do: wait for that
+ *   holder to finish, or raise `lockAcquireTimeout`; a holder that is gone loses the Lease when it
+ *   expires.
  * - `LEDGER_UNAVAILABLE`: a pool's ledger could not be read or written — the stack's checkpoint
  *   (`pulumi stack export` failed) or a shared pool's API server (unreachable, forbidden); nothing
- *   was allocated. The last two come from the ledger layer, never from the allocator itself.
+ *   was allocated. The last two come from the ledger layer, never from the allocator itself. Do:
+ *   make the backend or API server reachable with the permission the message names, then run again.
  * - `CONFLICT`: a Kubernetes read-modify-write lost to other writers more often than its retry
- *   budget allows (raised by the Kubernetes client layer).
+ *   budget allows (raised by the Kubernetes client layer). Do: run again once the other writers are
+ *   done.
+ * - `ADDRESS_IN_USE`: on the platform the address is somebody else's: another EC2 interface or
+ *   instance, a VPC CNI prefix, another EgressIP, Egress, CiliumEgressGatewayPolicy, NetNamespace or
+ *   HostSubnet. Do: free it there, or exclude it from the pool so that another address is planned
+ *   (or set `adopt: true` where the message offers it).
+ * - `TAKEN_OVER`: an address this assignment placed is now recorded for another owner (another
+ *   stack, or a renamed resource that adopted it). Do: remove this assignment from the program (its
+ *   delete leaves the address to its owner), or have that owner release it and run `pulumi up`.
+ * - `UNMANAGED_OBJECT`: an object a provisioner would write (an EgressIP, an Egress, a
+ *   CiliumEgressGatewayPolicy) exists and was not made by this package. Do: rename or delete it, or
+ *   set `adopt: true` where the message offers it.
+ * - `SCOPE_CONFLICT`: two EgressIps of one namespace (or another stack's) ask one shared
+ *   CiliumEgressGatewayPolicy for different selectors or destinations. Do: give them one scope, as
+ *   the message says.
+ * - `NOT_FOUND`: a platform object the operation needs does not exist: an EC2 instance or subnet, a
+ *   Node, a HostSubnet, a NetNamespace, an object a provisioner writes into. Do: create it (or the
+ *   namespace or node it belongs to), or correct the name.
+ * - `HOST_UNAVAILABLE`: no host can take the address: none is running in the failure domain, none
+ *   has room, or the chosen one is stopped or cannot carry it. Do: start or add a host there, or
+ *   choose another, as the message says.
+ * - `DRIFT`: the address is not where state says it is (found at refresh or before a change): taken
+ *   off its host, moved, or not taken up by the platform. Do: run `pulumi up` to put it back, or
+ *   check what the message names (labels, an ExternalIPPool).
+ * - `POOL_IN_USE`: a pool being deleted still has allocations, or a change of its ranges would leave
+ *   held addresses outside it. Do: delete or move those allocations first (or keep their addresses
+ *   inside the ranges).
+ * - `PROVISIONER_FAILED`: a provisioner's platform (EC2, the Kubernetes API) could not be asked,
+ *   refused a call, answered unexpectedly or not in time (a call is given up on after 5 minutes,
+ *   `check` after its `--timeout`); the message says what was left changed. Do: make the platform
+ *   reachable with valid credentials and the permissions the message names, then run again.
+ * - `INVALID_STATE`: something this package stored is not as it wrote it (a pool definition, the
+ *   holder queue file, a ledger claim). Do: run the program again (it writes the queue anew); if
+ *   state was edited by hand, restore it.
+ * - `VERSION_MISMATCH`: state or a config names a provider or provisioner this installed version
+ *   does not have. Do: install the version of pulumi-egress-ipam that wrote the stack, or one that
+ *   has the provisioner.
+ * - `UNEXPECTED`: an error that is not an IpamError reached the engine or the CLI: a bug of this
+ *   package, or a failure of a library underneath that it does not recognise. Do: report it with the
+ *   message (the CLI prints the stack trace with `PULUMI_EGRESS_IPAM_DEBUG=1`).
  */
 export type IpamErrorCode =
   | "INVALID_ADDRESS"
@@ -36,14 +98,27 @@ export type IpamErrorCode =
   | "POOL_EXHAUSTED"
   | "DUPLICATE_ALLOCATION"
   | "INVALID_CONFIG"
+  | "INVALID_INPUT"
   | "NO_NETWORK"
   | "NO_STORAGE"
   | "LOCK_TIMEOUT"
   | "LEDGER_UNAVAILABLE"
-  | "CONFLICT";
+  | "CONFLICT"
+  | "ADDRESS_IN_USE"
+  | "TAKEN_OVER"
+  | "UNMANAGED_OBJECT"
+  | "SCOPE_CONFLICT"
+  | "NOT_FOUND"
+  | "HOST_UNAVAILABLE"
+  | "DRIFT"
+  | "POOL_IN_USE"
+  | "PROVISIONER_FAILED"
+  | "INVALID_STATE"
+  | "VERSION_MISMATCH"
+  | "UNEXPECTED";
 
 /**
- * The one error class of the allocator. `code` is stable public API; `message` names the offending
+ * The one error class of the package. `code` is stable public API; `message` names the offending
  * value and, where there is one, the range set or network it was checked against.
  */
 export class IpamError extends Error {
@@ -53,9 +128,10 @@ export class IpamError extends Error {
   /**
    * @param code - the stable reason.
    * @param message - human-readable text naming the value and the pool.
+   * @param options - `cause`: the error this one reports (a client's, kept for debugging).
    */
-  constructor(code: IpamErrorCode, message: string) {
-    super(message);
+  constructor(code: IpamErrorCode, message: string, options?: ErrorOptions) {
+    super(message, options);
     this.name = "IpamError";
     this.code = code;
   }
@@ -69,4 +145,33 @@ export function isIpamError(err: unknown, code?: IpamErrorCode): err is IpamErro
   if (typeof err !== "object" || err === null) return false;
   const e = err as { name?: unknown; code?: unknown };
   return e.name === "IpamError" && typeof e.code === "string" && (code === undefined || e.code === code);
+}
+
+/** The code of a thrown value: an IpamError's own, else `fallback` (`UNEXPECTED` unless given). */
+export const codeOf = (err: unknown, fallback: IpamErrorCode = "UNEXPECTED"): IpamErrorCode =>
+  isIpamError(err) ? err.code : fallback;
+
+/**
+ * The code a boundary (the engine's, the CLI's) shows a thrown value with: an IpamError's own; an
+ * abort by timeout (`TimeoutError`: the package's only timeouts bound provisioner calls)
+ * `PROVISIONER_FAILED`; anything else `UNEXPECTED`.
+ */
+export const boundaryCode = (err: unknown): IpamErrorCode =>
+  codeOf(
+    err,
+    (err as { name?: unknown } | null)?.name === "TimeoutError" ? "PROVISIONER_FAILED" : "UNEXPECTED",
+  );
+
+/**
+ * Matches a message in the form {@link codedMessage} writes, capturing the code: how tests and tools
+ * find the code of a printed error.
+ */
+export const codedPattern = /^\[([A-Z][A-Z_]*[A-Z])\] /;
+
+/**
+ * `message` as it is handed to the user: `[CODE] message`. A message that starts with a code already
+ * (a failure turned into an error on its way out) is left as it is.
+ */
+export function codedMessage(code: IpamErrorCode, message: string): string {
+  return codedPattern.test(message) ? message : `[${code}] ${message}`;
 }

@@ -1,3 +1,5 @@
+import { IpamError } from "../core/ipam-error";
+
 /** What the API server said about a failed request, read from a client error. */
 export interface KubeStatus {
   /** HTTP status code (409 Conflict / AlreadyExists, 404, 403, …); 0 when no answer came. */
@@ -46,10 +48,15 @@ export const isAlreadyExists = (err: unknown): boolean => {
 export const isNotFound = (err: unknown): boolean => kubeStatus(err).code === 404;
 
 /**
- * A Kubernetes failure rethrown with what was being done, where, and what to do: the server and
- * context for an unreachable server or refused credentials, the missing permission for 403.
+ * A Kubernetes failure rethrown as IpamError `PROVISIONER_FAILED` with what was being done, where,
+ * and what to do: the server and context for an unreachable server or refused credentials, the
+ * missing permission for 403. (A shared pool's ledger rethrows it as `LEDGER_UNAVAILABLE`.)
  */
-export function kubeFailure(doing: string, err: unknown, where: { server: string; context: string }): Error {
+export function kubeFailure(
+  doing: string,
+  err: unknown,
+  where: { server: string; context: string },
+): IpamError {
   const s = kubeStatus(err);
   const at = `${where.server} (kubeconfig context "${where.context}")`;
   let hint = "";
@@ -59,5 +66,7 @@ export function kubeFailure(doing: string, err: unknown, where: { server: string
     hint =
       "; grant the permission named above to the context's user (see the RBAC rules in pulumi-egress-ipam's docs/provisioners.md)";
   const status = s.code ? `${s.code}${s.reason ? ` ${s.reason}` : ""}: ` : "";
-  return new Error(`${doing} on ${at} failed: ${status}${s.message}${hint}`, { cause: err });
+  return new IpamError("PROVISIONER_FAILED", `${doing} on ${at} failed: ${status}${s.message}${hint}`, {
+    cause: err,
+  });
 }

@@ -1,3 +1,4 @@
+import { IpamError } from "../core/ipam-error";
 import { awsProvisioner } from "./aws/aws-provisioner";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
 import { antreaProvisioner } from "./kubernetes/antrea";
@@ -47,19 +48,21 @@ function awsFor(config: AwsProvisionerConfig & InstanceSettings): EgressIPProvis
 /**
  * Builds the provisioner for `config.kind`. The config may carry the instance settings a resource
  * adds (`namespace`, `cidrs`; see `withInstanceSettings`); the rest is validated as user settings.
- * @throws Error listing every config problem, or naming a kind known but not available in this
+ * @throws IpamError (INVALID_CONFIG, VERSION_MISMATCH) listing every config problem, or naming a kind known but not available in this
  * version of the package.
  */
 export function createProvisioner(config: ScopedProvisionerConfig): EgressIPProvisioner {
   const problems = provisionerConfigProblems(withoutInstanceSettings(config));
   if (problems.length > 0) {
-    throw new Error(
+    throw new IpamError(
+      "INVALID_CONFIG",
       `invalid provisioner config: ${problems.map((p) => `${p.property || "config"}: ${p.reason}`).join("; ")}`,
     );
   }
   const factory = factories.get(config.kind);
   if (!factory) {
-    throw new Error(
+    throw new IpamError(
+      "VERSION_MISMATCH",
       `the "${config.kind}" provisioner is not available in this version of pulumi-egress-ipam; ` +
         `available: ${[...factories.keys()].join(", ")}`,
     );

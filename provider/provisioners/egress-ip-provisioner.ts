@@ -61,17 +61,17 @@ export interface NamespaceAddress {
 export interface EgressIPProvisioner {
   /**
    * Picks a host in the failure domain to put a new IP on: the least loaded eligible one.
-   * @throws Error naming the failure domain when it has no eligible host.
+   * @throws IpamError (HOST_UNAVAILABLE) naming the failure domain when it has no eligible host.
    */
   findHostForNewIP(failureDomain: string, signal?: AbortSignal): Promise<string>;
   /**
    * Optional: {@link findHostForNewIP} for an address already known (planned by the pool), so the
    * host can be one whose network carries it (Kubernetes: the Node's egress subnet) and the
    * provisioner can remember which address it planned where. Preferred over `findHostForNewIP`.
-   * @throws Error naming the failure domain, and why each of its hosts cannot take the address.
+   * @throws IpamError (HOST_UNAVAILABLE) naming the failure domain, and why each of its hosts cannot take the address.
    */
   findHostForIP?(ip: string, failureDomain: string, signal?: AbortSignal): Promise<string>;
-  /** Puts a given IP on the host. @throws Error when the IP cannot be used there. */
+  /** Puts a given IP on the host. @throws IpamError (ADDRESS_IN_USE, HOST_UNAVAILABLE, PROVISIONER_FAILED, …) when the IP cannot be used there. */
   addSpecifiedIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
   /** Lets the platform pick an IP for the host and returns it. */
   addRandomIP(host: string, signal?: AbortSignal): Promise<string>;
@@ -79,7 +79,7 @@ export interface EgressIPProvisioner {
   removeIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
   /** Moves the IP from one host to another, leaving it on exactly one. */
   moveIP(ip: string, oldHost: string, newHost: string, signal?: AbortSignal): Promise<void>;
-  /** Resolves when the IP is on the host. @throws Error naming the IP and host when it is not. */
+  /** Resolves when the IP is on the host. @throws IpamError (DRIFT, TAKEN_OVER, PROVISIONER_FAILED) naming the IP and host when it is not. */
   checkIP(ip: string, host: string, signal?: AbortSignal): Promise<void>;
   /** Makes the host able to carry the pool's IPs (ocp-dynamic egressCIDRs); a no-op elsewhere. */
   assignCIDR(host: string, signal?: AbortSignal): Promise<void>;
@@ -123,7 +123,7 @@ export interface EgressIPProvisioner {
    * with the others writing the same object (cilium: a namespace's one policy has one set of
    * destinations, so two EgressIps asking it for different ones would rewrite each other's at every
    * up). `holder` names the assignment's resource in messages (`EgressIp team-a`).
-   * @throws Error naming both sides and what to do.
+   * @throws IpamError SCOPE_CONFLICT naming both sides and what to do.
    */
   refuseShared?(holder: string, signal?: AbortSignal): Promise<void>;
   /**

@@ -1,3 +1,4 @@
+import { IpamError } from "../core/ipam-error";
 import type { EgressIPProvisioner } from "./egress-ip-provisioner";
 import type { NoneProvisionerConfig } from "./provisioner-config";
 
@@ -15,7 +16,10 @@ export function noneProvisioner(config: NoneProvisionerConfig): EgressIPProvisio
       const hosts = config.hosts ? config.hosts[failureDomain] : [failureDomain];
       if (!hosts || hosts.length === 0) {
         const known = Object.keys(config.hosts ?? {}).join(", ") || "none";
-        throw new Error(`no host in failure domain "${failureDomain}" (domains configured: ${known})`);
+        throw new IpamError(
+          "HOST_UNAVAILABLE",
+          `no host in failure domain "${failureDomain}" (domains configured: ${known})`,
+        );
       }
       return hosts.reduce((best, h) => ((load.get(h) ?? 0) < (load.get(best) ?? 0) ? h : best));
     },
@@ -23,7 +27,8 @@ export function noneProvisioner(config: NoneProvisionerConfig): EgressIPProvisio
       bump(host, 1);
     },
     async addRandomIP(host) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `the none provisioner cannot pick an IP for host "${host}": give the EgressIp a pool, which plans the IP`,
       );
     },

@@ -1,5 +1,6 @@
 import { createProvisioner, provisionerConfigProblems, type EgressIPProvisioner } from ".";
 import type { ScopedProvisionerConfig } from "./provisioner-config";
+import { inputFailure, type Failure } from "../core/failure";
 import { shared } from "../core/process-registry";
 
 /**
@@ -19,12 +20,8 @@ const callTimeoutMs = 300_000;
 export const callSignal = (): AbortSignal => AbortSignal.timeout(callTimeoutMs);
 
 /** Problems of a resource's `provisioner` input, as `check` failures under `provisioner.<setting>`. */
-export function provisionerFailures(
-  config: unknown,
-  at = "provisioner",
-): { property: string; reason: string }[] {
-  return provisionerConfigProblems(config).map((p) => ({
-    property: p.property ? `${at}.${p.property}` : at,
-    reason: p.reason,
-  }));
+export function provisionerFailures(config: unknown, at = "provisioner"): Failure[] {
+  return provisionerConfigProblems(config).map((p) =>
+    inputFailure(p.property ? `${at}.${p.property}` : at, p.reason, "INVALID_CONFIG"),
+  );
 }

@@ -1,4 +1,4 @@
-import type { Failure } from "../core/failure";
+import { inputFailure, type Failure } from "../core/failure";
 import { shown } from "../core/text";
 import { isUnknown } from "../core/unknowns";
 
@@ -74,7 +74,7 @@ function visit(value: unknown, shape: Shape, at: string, out: Failure[]): void {
   // Not known yet (preview of a value another resource makes): checked when it is known.
   if (out.length >= maxFailures || isUnknown(value)) return;
   const fail = (expected: string) =>
-    out.push({ property: at || "inputs", reason: `must be ${expected}; got ${shown(value)}` });
+    out.push(inputFailure(at || "inputs", `must be ${expected}; got ${shown(value)}`));
   switch (shape.kind) {
     case "boolean":
       if (typeof value !== "boolean") fail("true or false");
@@ -99,7 +99,7 @@ function visit(value: unknown, shape: Shape, at: string, out: Failure[]): void {
       if (!isPlainObject(value)) return void fail(`${shape.what} (an object), not ${typeName(value)}`);
       for (const key of shape.required) {
         if (value[key] === undefined || value[key] === null) {
-          out.push({ property: join(at, key), reason: `is required: give ${describe(shape.fields[key]!)}` });
+          out.push(inputFailure(join(at, key), `is required: give ${describe(shape.fields[key]!)}`));
         }
       }
       for (const [key, v] of Object.entries(value)) {
@@ -107,10 +107,12 @@ function visit(value: unknown, shape: Shape, at: string, out: Failure[]): void {
         if (field) {
           if (v !== undefined && v !== null) visit(v, field, join(at, key), out);
         } else if (!shape.open) {
-          out.push({
-            property: join(at, shown(key).slice(1, -1) || '""'),
-            reason: `is not a setting of ${shape.what}; it takes ${Object.keys(shape.fields).join(", ")}`,
-          });
+          out.push(
+            inputFailure(
+              join(at, shown(key).slice(1, -1) || '""'),
+              `is not a setting of ${shape.what}; it takes ${Object.keys(shape.fields).join(", ")}`,
+            ),
+          );
         }
       }
       return;

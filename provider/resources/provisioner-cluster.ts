@@ -1,4 +1,4 @@
-import { errorMessage, type Failure } from "../core/failure";
+import { failureOf, inputFailure, type Failure } from "../core/failure";
 import { IpamError } from "../core/ipam-error";
 import { otherCluster, pinnedCluster } from "../kube/cluster-identity";
 import type { EgressIPProvisioner } from "../provisioners/egress-ip-provisioner";
@@ -27,11 +27,11 @@ export function pinProvisionerCluster(
   const recorded = olds.provisioner?.context === config.context ? olds.cluster : undefined;
   try {
     const pin = pinnedCluster(provisioner.cluster(), recorded, config.cluster, what, "provisioner");
-    if (pin.problem !== undefined) return { property: "provisioner.context", reason: pin.problem };
+    if (pin.problem !== undefined) return inputFailure("provisioner.context", pin.problem, "INVALID_CONFIG");
     news.cluster = pin.cluster;
     return undefined;
   } catch (e) {
-    return { property: "provisioner.context", reason: errorMessage(e) };
+    return failureOf("provisioner.context", e, "INVALID_CONFIG");
   }
 }
 

@@ -8,16 +8,17 @@ import { egressIpAssignmentProvider } from "../resources/egress-ip/egress-ip-ass
 import { ipAllocationProvider } from "../resources/ip-allocation/ip-allocation-provider";
 import { ipPoolProvider } from "../resources/ip-pool/ip-pool-provider";
 import type { ProviderImpl } from "../resources/provider-props";
-import { terminalSafeProvider } from "./terminal-safe-provider";
+import { engineMessages } from "./engine-messages";
+import { codedMessage, IpamError } from "../core/ipam-error";
 import { counted, exitWhenEngineGone } from "./engine-watch";
 import { warnWhenStoredByValue } from "./stored-by-value";
 
 export type { ProviderImpl };
 
-// Every message of this package's providers reaches the engine's output with control characters
-// escaped, every call is counted (for an exit after the engine is gone to wait for), and a provider
+// Every message of this package's providers reaches the engine's output with its code and with
+// control characters escaped, every call is counted (for an exit after the engine is gone to wait for), and a provider
 // stored by value (a linked package) is named in a warning.
-const wrapped = (impl: ProviderImpl) => counted(terminalSafeProvider(warnWhenStoredByValue(impl)));
+const wrapped = (impl: ProviderImpl) => counted(engineMessages(warnWhenStoredByValue(impl)));
 const safe = {
   IpPool: wrapped(ipPoolProvider),
   IpAllocation: wrapped(ipAllocationProvider),
@@ -41,16 +42,21 @@ const providers: Record<string, () => ProviderImpl> = {
 
 /**
  * Returns the implementation for a resource kind.
- * @throws Error when the kind is unknown, which means state was written by a newer version of
- * this package than the one installed.
+ * @throws IpamError VERSION_MISMATCH when the kind is unknown, which means state was written by a
+ * newer version of this package than the one installed. Thrown outside {@link engineMessages}, so
+ * its message carries its code itself.
  */
 export function providerFor(kind: string): ProviderImpl {
   const impl = providers[kind];
   if (!impl) {
     const known = Object.keys(providers).join(", ");
-    throw new Error(
-      `pulumi-egress-ipam has no provider "${kind}" (known: ${known}); ` +
-        `the stack was written by a newer pulumi-egress-ipam: install that version`,
+    throw new IpamError(
+      "VERSION_MISMATCH",
+      codedMessage(
+        "VERSION_MISMATCH",
+        `pulumi-egress-ipam has no provider "${kind}" (known: ${known}); ` +
+          `the stack was written by a newer pulumi-egress-ipam: install that version`,
+      ),
     );
   }
   return impl();

@@ -67,6 +67,8 @@ it("never throws; a bad option value gets one short line and a non-zero exit cod
         expect(stderr.trim().split("\n").length, stderr.slice(0, 300)).toBeLessThanOrEqual(2);
         expect(stderr.length, stderr.slice(0, 300)).toBeLessThanOrEqual(600);
         expect(stderr).not.toMatch(/TypeError|is not a function|Cannot read prop/);
+        // Looked up by its code (docs/errors.md): commander's lines and ours alike.
+        expect(stderr, stderr.slice(0, 300)).toMatch(/^error: \[[A-Z][A-Z_]*[A-Z]\] /);
         expect(stderr.includes("\u001b"), "an escape sequence reached the terminal").toBe(false);
       },
     ),

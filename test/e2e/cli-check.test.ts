@@ -305,7 +305,7 @@ describe("pulumi-egress-ipam check, against moto", () => {
     expect(run.stdout).toBe("");
     expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
     expect(run.stderr).toMatch(
-      /^error: cannot ask the aws \(us-east-1 at http:\/\/127\.0\.0\.1:\d+\) provisioner what is on its hosts: .*check that its endpoint is reachable/,
+      /^error: \[PROVISIONER_FAILED\] cannot ask the aws \(us-east-1 at http:\/\/127\.0\.0\.1:\d+\) provisioner what is on its hosts: .*check that its endpoint is reachable/,
     );
   });
 });

@@ -37,6 +37,7 @@ const oneLineError = (run: { code: number | null; stdout: string; stderr: string
   expect(run.code).toBe(code);
   expect(run.stdout).toBe("");
   expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+  expect(run.stderr).toMatch(/^error: \[[A-Z][A-Z_]*[A-Z]\] /);
 };
 
 describe("report --ledger, on a pool shared by three stacks", () => {

@@ -205,7 +205,7 @@ describe("pulumi-egress-ipam report, on a stack made by the engine", () => {
       expect(run.stdout).toBe("");
       expect(run.stderr.endsWith("\n")).toBe(true);
       expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
-      expect(run.stderr).toMatch(/^error: /);
+      expect(run.stderr).toMatch(/^error: \[[A-Z][A-Z_]*[A-Z]\] /);
       expect(run.stderr).toMatch(why);
     },
   );

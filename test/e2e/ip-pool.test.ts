@@ -59,7 +59,7 @@ describe("lowest-free across deployments", () => {
     await h.program(program(["b", "c", "d", "e", "f", "g", "h"]));
     const err = await h.preview().catch((e: Error) => e);
     expect(String(err)).toMatch(
-      /ip value .* has a problem: no free address left in range set 10\.30\.0\.1-10\.30\.0\.6/,
+      /ip value .* has a problem: \[POOL_EXHAUSTED\] no free address left in range set 10\.30\.0\.1-10\.30\.0\.6/,
     );
     expect((await h.resources()).filter((r) => r.type.endsWith("IpAllocation"))).toHaveLength(3);
   });

@@ -230,6 +230,7 @@ describe("check messages for common mistakes", () => {
       { ...base.IpPool, exclude: "10.9.0.5" },
       "exclude",
       'must be a list of CIDRs or addresses (a list), not a string; got "10.9.0.5"',
+      "INVALID_INPUT",
     ],
     [
       "a number for a CIDR",
@@ -237,6 +238,7 @@ describe("check messages for common mistakes", () => {
       { ...base.IpPool, ranges: [{ subnet: 10 }] },
       "ranges[0].subnet",
       "must be a CIDR such as 10.0.0.0/24 (a string), not a number; got 10",
+      "INVALID_INPUT",
     ],
     [
       "an unknown strategy",
@@ -244,6 +246,7 @@ describe("check messages for common mistakes", () => {
       { ...base.IpPool, strategy: "random" },
       "strategy",
       'unknown strategy "random"; use round-robin or lowest-free',
+      "INVALID_INPUT",
     ],
     [
       "a ledger without a name",
@@ -251,6 +254,7 @@ describe("check messages for common mistakes", () => {
       { ...base.IpPool, ledger: { kind: "kubernetes", namespace: "ipam" } },
       "ledger.name",
       "is required: give a name",
+      "INVALID_INPUT",
     ],
     [
       "a misspelt range setting",
@@ -258,6 +262,7 @@ describe("check messages for common mistakes", () => {
       { ...base.IpPool, ranges: [{ subnet: "10.9.0.0/24", rangestart: "10.9.0.5" }] },
       "ranges[0].rangestart",
       "is not a setting of a range; it takes subnet, rangeStart, rangeEnd, gateway",
+      "INVALID_INPUT",
     ],
     [
       "an object for a list of statics",
@@ -265,6 +270,7 @@ describe("check messages for common mistakes", () => {
       { ...base.IpPool, static: ["10.9.0.1"] },
       "static",
       'must be node IDs mapped to their addresses (an object of names to values), not a list; got ["10.9.0.1"]',
+      "INVALID_INPUT",
     ],
     [
       "a provisioner given as its kind",
@@ -272,6 +278,7 @@ describe("check messages for common mistakes", () => {
       { ...base.EgressIpAssignment, provisioner: "aws" },
       "provisioner",
       'must be a provisioner config such as { kind: "aws", region: "us-east-1" } (an object), not a string; got "aws"',
+      "INVALID_INPUT",
     ],
     [
       "an unknown provisioner kind",
@@ -279,6 +286,7 @@ describe("check messages for common mistakes", () => {
       { ...base.CidrAssignment, provisioner: { kind: "gcp" } },
       "provisioner.kind",
       'unknown provisioner kind "gcp"; use one of none, aws, ocp-static, ocp-dynamic, ovn, antrea, cilium',
+      "INVALID_CONFIG",
     ],
     [
       "adopt as a word",
@@ -286,6 +294,7 @@ describe("check messages for common mistakes", () => {
       { ...base.EgressIpAssignment, provisioner: provisioners[0], adopt: "yes" },
       "adopt",
       'must be true or false; got "yes"',
+      "INVALID_INPUT",
     ],
     [
       "hosts as one host",
@@ -293,6 +302,7 @@ describe("check messages for common mistakes", () => {
       { ...base.CidrAssignment, provisioner: provisioners[0], requestedHosts: "h1" },
       "requestedHosts",
       'must be a list of host names (a list), not a string; got "h1"',
+      "INVALID_INPUT",
     ],
     [
       "a 100 KB address",
@@ -300,9 +310,10 @@ describe("check messages for common mistakes", () => {
       { ...base.IpAllocation, ip: long },
       "ip",
       `must be an IPv4 or IPv6 address of at most 100 characters (got 100000); got "${"x".repeat(78)}…`,
+      "INVALID_INPUT",
     ],
-  ] as const)("%s", async (_what, provider, news, property, reason) => {
+  ] as const)("%s", async (_what, provider, news, property, reason, code) => {
     const result = await provider.check({}, structuredClone(news) as Record<string, unknown>);
-    expect(result.failures).toEqual([{ property, reason }]);
+    expect(result.failures).toEqual([{ property, reason, code }]);
   });
 });

@@ -73,8 +73,25 @@ describe("api-docs --check", () => {
     [
       "an error code without a bullet",
       (d: string) =>
-        replaceIn(d, "provider/core/ipam-error.ts", ' | "CONFLICT";', ' | "CONFLICT"\n  | "NEW_CODE";'),
+        replaceIn(d, "provider/core/ipam-error.ts", ' | "UNEXPECTED";', ' | "UNEXPECTED"\n  | "NEW_CODE";'),
       /the code NEW_CODE has no bullet/,
+    ],
+    [
+      "an error code without what to do",
+      (d: string) =>
+        replaceIn(
+          d,
+          "provider/core/ipam-error.ts",
+          "budget allows (raised by the Kubernetes client layer). Do: run again",
+          "budget allows (raised by the Kubernetes client layer). Then: run again",
+        ),
+      /the bullet of CONFLICT .* needs one "Do: <what to do>"/,
+    ],
+    [
+      "a changed what to do",
+      (d: string) =>
+        replaceIn(d, "provider/core/ipam-error.ts", "Do: give at least one range.", "Do: give two ranges."),
+      /docs\/errors\.md/,
     ],
   ])("fails on %s", (_, edit, message) => {
     const out = checkAfter(edit);

@@ -3,6 +3,7 @@ import { createRequire } from "node:module";
 import * as os from "node:os";
 import * as path from "node:path";
 import type * as automation from "@pulumi/pulumi/automation";
+import { uncodedErrors } from "./coded-diagnostics";
 
 /** A resource as `pulumi stack export` shows it. */
 export interface StateResource {
@@ -161,10 +162,40 @@ export class Harness {
     return this.stack;
   }
 
+  /**
+   * Runs one engine operation with `opts`, collecting its events (and passing each to `opts.onEvent`).
+   * Whatever the outcome, every error the engine printed for this package's resources must carry its
+   * code (`[IP_UNAVAILABLE] …`, docs/errors.md): so every e2e test of a refusal checks that too.
+   */
+  private async observed<O extends { onEvent?: (e: automation.EngineEvent) => void }, R>(
+    opts: O,
+    run: (opts: O) => Promise<R>,
+    events: automation.EngineEvent[] = [],
+  ): Promise<R> {
+    const onEvent = (e: automation.EngineEvent) => {
+      events.push(e);
+      opts.onEvent?.(e);
+    };
+    const check = () => {
+      const uncoded = uncodedErrors(events);
+      if (uncoded.length > 0)
+        throw new Error(`errors printed without their code (see docs/errors.md):\n  ${uncoded.join("\n  ")}`);
+    };
+    let result: R;
+    try {
+      result = await run({ ...opts, onEvent });
+    } catch (err) {
+      check();
+      throw err;
+    }
+    check();
+    return result;
+  }
+
   /** `pulumi preview`, collecting engine events. */
   async preview(opts: automation.PreviewOptions = {}): Promise<PreviewResult> {
     const events: automation.EngineEvent[] = [];
-    const result = await this.current.preview({ ...opts, onEvent: (e) => events.push(e) });
+    const result = await this.observed(opts, (o) => this.current.preview(o), events);
     // `name` is a logical name, or `Type::name` when children of several types share a name.
     const pre = (name: string) =>
       events.find((e) => {
@@ -186,12 +217,12 @@ export class Harness {
 
   /** `pulumi up`; the result carries outputs and the change summary. */
   async up(opts: automation.UpOptions = {}): Promise<automation.UpResult> {
-    return this.current.up(opts);
+    return this.observed(opts, (o) => this.current.up(o));
   }
 
   /** `pulumi refresh`. */
   async refresh(opts: automation.RefreshOptions = {}): Promise<automation.RefreshResult> {
-    return this.current.refresh(opts);
+    return this.observed(opts, (o) => this.current.refresh(o));
   }
 
   /** `pulumi refresh --preview-only`: what a refresh would change, writing nothing to state. */
@@ -201,7 +232,7 @@ export class Harness {
 
   /** `pulumi destroy`. */
   async destroy(opts: automation.DestroyOptions = {}): Promise<automation.DestroyResult> {
-    return this.current.destroy(opts);
+    return this.observed(opts, (o) => this.current.destroy(o));
   }
 
   /** `pulumi stack rename <stackName>`; later operations run on the renamed stack. */

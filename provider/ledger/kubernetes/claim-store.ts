@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import type { KubeClients } from "../../kube/kube-config";
 import { isAlreadyExists, isNotFound } from "../../kube/kube-errors";
@@ -241,7 +242,8 @@ export class ClaimStore {
   async replace(previous: Claim, fields: ClaimFields): Promise<Claim> {
     const body = this.body(previous.ip, fields);
     // Never an unconditional update: a claim without a resourceVersion is not one read from the server.
-    if (!previous.resourceVersion) throw new Error(`claim of ${previous.ip} has no resourceVersion`);
+    if (!previous.resourceVersion)
+      throw new IpamError("INVALID_STATE", `claim of ${previous.ip} has no resourceVersion`);
     body.metadata!.resourceVersion = previous.resourceVersion;
     try {
       const written = await this.clients.core.replaceNamespacedConfigMap({

@@ -1,3 +1,4 @@
+import { IpamError, type IpamErrorCode } from "../../core/ipam-error";
 import { createHash } from "node:crypto";
 import { errorMessage } from "../../core/failure";
 import { warnOnce } from "../../core/warnings";
@@ -65,13 +66,23 @@ export interface AwsProvisioner extends EgressIPProvisioner {
   forOwner(owner: string, adopt?: AdoptPresent): EgressIPProvisioner;
 }
 
-/** An EC2 failure rethrown with what we were doing, the EC2 code and message, and what to do. */
-function ec2Failure(doing: string, err: unknown, hint = ""): Error {
+/**
+ * An EC2 failure rethrown as IpamError (`PROVISIONER_FAILED` unless EC2 said why in a way another
+ * code names) with what we were doing, the EC2 code and message, and what to do.
+ */
+function ec2Failure(
+  doing: string,
+  err: unknown,
+  hint = "",
+  as: IpamErrorCode = "PROVISIONER_FAILED",
+): IpamError {
   const code = ec2ErrorCode(err);
   const message = errorMessage(err);
-  return new Error(`${doing} failed: ${code ? `${code}: ` : ""}${message}${hint ? `; ${hint}` : ""}`, {
-    cause: err,
-  });
+  return new IpamError(
+    as,
+    `${doing} failed: ${code ? `${code}: ` : ""}${message}${hint ? `; ${hint}` : ""}`,
+    { cause: err },
+  );
 }
 
 /**
@@ -101,7 +112,7 @@ export function awsProvisioner(
     let subnet = subnets.get(id);
     if (!subnet) {
       subnet = ec2.subnets([id], signal).then(([s]) => {
-        if (!s) throw new Error(`subnet ${id} was not found in ${region}`);
+        if (!s) throw new IpamError("NOT_FOUND", `subnet ${id} was not found in ${region}`);
         return s;
       });
       subnet.catch(() => subnets.delete(id));
@@ -120,7 +131,8 @@ export function awsProvisioner(
   const mustFind = async (host: string, signal?: AbortSignal): Promise<Ec2Instance> => {
     const instance = await hosts.find(host, signal);
     if (!instance) {
-      throw new Error(
+      throw new IpamError(
+        "NOT_FOUND",
         `no EC2 instance "${host}" in ${region} (looked up by ${hosts.describeLookup(host)}); ` +
           `give the instance ID or private DNS name of a running instance`,
       );
@@ -132,18 +144,24 @@ export function awsProvisioner(
   const target = async (host: string, signal?: AbortSignal) => {
     const instance = await mustFind(host, signal);
     if (instance.state !== "running" && instance.state !== "pending") {
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `host ${hostLabel(instance)} is ${instance.state}: egress IPs go on running instances; ` +
           `start it, or let the provisioner choose another host in ${instance.availabilityZone}`,
       );
     }
     const eni = primaryInterface(instance);
-    if (!eni) throw new Error(`host ${hostLabel(instance)} has no network interface to put an egress IP on`);
+    if (!eni)
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
+        `host ${hostLabel(instance)} has no network interface to put an egress IP on`,
+      );
     return { instance, eni, subnet: await subnetOf(eni.subnetId, signal) };
   };
 
   const outsideSubnet = (ip: string, instance: Ec2Instance, eni: Eni, subnet: Subnet) =>
-    new Error(
+    new IpamError(
+      "HOST_UNAVAILABLE",
       `cannot put ${ip} on host ${hostLabel(instance)}: its interface ${eni.id} is in subnet ${subnet.id} ` +
         `(${subnet.cidr}, ${subnet.availabilityZone}), which does not contain ${ip}; plan the address from a ` +
         `pool whose range lies in ${subnet.cidr}, or place it on a host in the subnet that contains it`,
@@ -162,6 +180,7 @@ export function awsProvisioner(
         err,
         `host ${hostLabel(instance)} has no room for another address on ${eni.id}${takes}: ` +
           `remove unused addresses there, or choose another host`,
+        "HOST_UNAVAILABLE",
       );
     }
     if (ip && /in use|InUse/.test(`${code} ${String(err)}`)) {
@@ -169,6 +188,7 @@ export function awsProvisioner(
         doing,
         err,
         `${ip} was taken in ${eni.subnetId} meanwhile: ${spareAdvice(ip, undefined)}`,
+        "ADDRESS_IN_USE",
       );
     }
     return ec2Failure(doing, err);
@@ -270,7 +290,8 @@ export function awsProvisioner(
         const inSubnet = await ec2.interfacesInSubnets([subnet.id], signal);
         const delegated = inSubnet.find((n) => prefixHolding(n, ip));
         if (delegated) {
-          throw new Error(
+          throw new IpamError(
+            "ADDRESS_IN_USE",
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is inside the prefix ${prefixHolding(delegated, ip)} ` +
               `delegated to ${delegated.id}${delegated.instanceId ? ` (instance ${delegated.instanceId})` : ""}: its ` +
               `addresses are pods' (VPC CNI prefix delegation); ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
@@ -278,7 +299,8 @@ export function awsProvisioner(
         }
         const holder = inSubnet.find((n) => holds(n, ip));
         if (holder && holder.id !== eni.id) {
-          throw new Error(
+          throw new IpamError(
+            "ADDRESS_IN_USE",
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
               `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
               `in subnet ${subnet.id}; ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
@@ -289,7 +311,8 @@ export function awsProvisioner(
           // when its tag says so; anybody else's, unless adopted.
           if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
             if (!adopt) {
-              throw new Error(
+              throw new IpamError(
+                "ADDRESS_IN_USE",
                 `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already a secondary IP of its interface ` +
                   `${eni.id}, ${whose(holder, ip)}: the address is somebody else's (a VPC CNI warm IP, another ` +
                   `tool, another stack); free it there or exclude it from the pool so that another address is ` +
@@ -333,7 +356,8 @@ export function awsProvisioner(
         if (holder?.id !== eni.id) {
           const oldEnis = new Set(old?.interfaces.map((n) => n.id));
           if (holder && !oldEnis.has(holder.id) && holder.instanceId !== oldHost) {
-            throw new Error(
+            throw new IpamError(
+              "ADDRESS_IN_USE",
               `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is used by ${holder.id}` +
                 `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}, not by ${oldHost}; ` +
                 `free it there, or exclude it from the pool`,
@@ -342,7 +366,8 @@ export function awsProvisioner(
           // Whatever `adopt` says: a move is never an adoption.
           const other = holder ? claimedByOther(holder, ip) : "";
           if (holder && other) {
-            throw new Error(
+            throw new IpamError(
+              "TAKEN_OVER",
               `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${holder.id} has it recorded for ` +
                 `another assignment (tag ${ownerTagKey(ip)}=${other}); it is not this assignment's to move: ` +
                 `another stack or a renamed resource took it over (adopt: true); remove this assignment from the ` +
@@ -358,7 +383,8 @@ export function awsProvisioner(
         } else if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
           // On the target already without this assignment's record (its own would be there: the
           // record goes first): somebody else's, put there while the address was away.
-          throw new Error(
+          throw new IpamError(
+            "ADDRESS_IN_USE",
             `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is already a secondary IP of ` +
               `its interface ${eni.id}, ${whose(holder, ip)}: the address is somebody else's now; free it there ` +
               `and run pulumi up again, or remove this assignment from the program (its delete leaves the ` +
@@ -377,13 +403,15 @@ export function awsProvisioner(
         const ip = canonicalAddress(rawIp);
         const instance = await hosts.find(host, signal);
         if (!instance) {
-          throw new Error(
+          throw new IpamError(
+            "DRIFT",
             `egress IP ${ip} is not on host ${host}: there is no EC2 instance ${host} in ${region} any more; ` +
               `run pulumi up to place the address on another host of its availability zone`,
           );
         }
         if (instance.state !== "running" && instance.state !== "pending") {
-          throw new Error(
+          throw new IpamError(
+            "DRIFT",
             `egress IP ${ip} is not served by host ${hostLabel(instance)}: the instance is ${instance.state}; ` +
               `run pulumi up to move the address to a running host of ${instance.availabilityZone}`,
           );
@@ -392,7 +420,8 @@ export function awsProvisioner(
         const holder = interfaces.find((n) => holds(n, ip));
         if (!holder) {
           const enis = interfaces.map((n) => n.id).join(", ") || "none";
-          throw new Error(
+          throw new IpamError(
+            "DRIFT",
             `egress IP ${ip} is not assigned to host ${hostLabel(instance)} (interfaces: ${enis}); ` +
               `run pulumi up to put it back`,
           );
@@ -401,7 +430,8 @@ export function awsProvisioner(
         // assignment's, and not for the next `up` to take back.
         const other = claimedByOther(holder, ip);
         if (other) {
-          throw new Error(
+          throw new IpamError(
+            "TAKEN_OVER",
             `egress IP ${ip} on host ${hostLabel(instance)} is not this assignment's any more: its interface ` +
               `${holder.id} has it recorded for another assignment (tag ${ownerTagKey(ip)}=${other}); pulumi up ` +
               `will not take it back: remove this assignment from the program (its delete leaves the address to ` +
@@ -429,7 +459,8 @@ export function awsProvisioner(
       });
       const fresh = listed.length === 1 ? listed : listed.filter((ip) => !before.has(ip));
       if (fresh.length !== 1) {
-        throw new Error(
+        throw new IpamError(
+          "PROVISIONER_FAILED",
           `asked EC2 for one new address on ${eni.id} of host ${hostLabel(instance)} and got ${fresh.length} ` +
             `(${fresh.join(", ") || "none"}); check the interface and unassign what is not wanted`,
         );

@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type {
   _InstanceType,
   EC2Client,
@@ -254,7 +255,10 @@ export class Ec2 {
       ).then((out) => {
         const n = out.InstanceTypes?.[0]?.NetworkInfo?.Ipv4AddressesPerInterface;
         if (!n)
-          throw new Error(`EC2 does not report how many IPv4 addresses a ${instanceType} interface takes`);
+          throw new IpamError(
+            "PROVISIONER_FAILED",
+            `EC2 does not report how many IPv4 addresses a ${instanceType} interface takes`,
+          );
         return n;
       });
       limit.catch(() => this.ipsPerInterfaceByType.delete(instanceType));

@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { leastLoaded } from "../least-loaded";
 import { parseAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
@@ -46,12 +47,13 @@ export class HostPlan {
 
   /**
    * The instance for `ip` in `zone`.
-   * @throws Error naming the zone, the address, and why each eligible instance cannot take it.
+   * @throws IpamError HOST_UNAVAILABLE naming the zone, the address, and why each eligible instance cannot take it.
    */
   async choose(ip: string, zone: string, signal?: AbortSignal): Promise<string> {
     const instances = await this.view(zone, signal);
     if (instances.length === 0) {
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `no eligible host in availability zone "${zone}" of ${this.source.region}: no running EC2 instance` +
           `${this.source.tagText} is there; start one, or check the failure domain name and the provisioner's hostTags`,
       );
@@ -84,7 +86,8 @@ export class HostPlan {
       usable.push({ instance, load: secondaries + prefixes });
     }
     if (usable.length === 0) {
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `no host in availability zone "${zone}" can take ${ip}: ${skipped.join("; ")}; add a running instance` +
           `${this.source.tagText} with room in the subnet that contains ${ip} (a larger instance type has more ` +
           `room), or plan the address from a pool whose range lies in an eligible instance's subnet`,

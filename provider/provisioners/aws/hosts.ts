@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { Filter } from "@aws-sdk/client-ec2";
 import { leastLoaded } from "../least-loaded";
 import type { Ec2, Ec2Instance, Eni } from "./ec2";
@@ -76,13 +77,14 @@ export class HostInventory {
    * The least loaded eligible host of the zone with room for one more address: fewest secondary
    * addresses on its primary interface, ties as {@link leastLoaded} breaks them. Counts the choice
    * as planned.
-   * @throws Error naming the zone when it has no eligible host, or none with room.
+   * @throws IpamError HOST_UNAVAILABLE naming the zone when it has no eligible host, or none with room.
    */
   async choose(zone: string, signal?: AbortSignal): Promise<string> {
     const instances = await this.eligible(zone, signal);
     const tagText = this.tagText;
     if (instances.length === 0) {
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `no eligible host in availability zone "${zone}" of ${this.options.region}: no running EC2 instance${tagText} ` +
           `is there; start one, or check the failure domain name and the provisioner's hostTags`,
       );
@@ -100,7 +102,8 @@ export class HostInventory {
     const open = scored.filter((s) => s.used < s.limit);
     if (open.length === 0) {
       const full = scored.map((s) => `${s.instance.id} (${s.instance.instanceType}: ${s.used}/${s.limit})`);
-      throw new Error(
+      throw new IpamError(
+        "HOST_UNAVAILABLE",
         `no host in availability zone "${zone}" has room for another IP: every eligible instance${tagText} ` +
           `carries as many IPv4 addresses on its primary interface as its type allows (${full.join(", ")}); ` +
           `add instances to the zone or use a larger instance type`,

@@ -1,3 +1,4 @@
+import { IpamError, codeOf } from "../../core/ipam-error";
 import { errorMessage } from "../../core/failure";
 import type { ConflictRetryPolicy } from "../../kube/conflict-retry";
 import type { KubeClients } from "../../kube/kube-config";
@@ -15,7 +16,7 @@ export type ListChange = (list: string[], object: KubeObject) => string[] | unde
  * `change` may throw to refuse (it sees the fresh object every attempt).
  * @param missing - what to do when the object does not exist, for the error; undefined when an
  *   absent object is fine (a removal: nothing to remove).
- * @throws Error naming the object when it does not exist and `missing` is given.
+ * @throws IpamError NOT_FOUND naming the object when it does not exist and `missing` is given.
  */
 export async function editAddressList(
   kube: KubeClients,
@@ -34,7 +35,8 @@ export async function editAddressList(
     (current) => {
       if (!current) {
         if (missing === undefined) return undefined;
-        throw new Error(
+        throw new IpamError(
+          "NOT_FOUND",
           `${doing}: ${ref.kind} ${ref.name} does not exist on ${kube.server} (context "${kube.context}"); ${missing}`,
         );
       }
@@ -99,8 +101,12 @@ export async function compensated<T>(
         );
       }
     }
-    throw new Error(`${what.step} failed: ${first}; ${what.undone}, so nothing is left behind`, {
-      cause: err,
-    });
+    throw new IpamError(
+      codeOf(err, "PROVISIONER_FAILED"),
+      `${what.step} failed: ${first}; ${what.undone}, so nothing is left behind`,
+      {
+        cause: err,
+      },
+    );
   }
 }

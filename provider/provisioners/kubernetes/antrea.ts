@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { parseAddress } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
@@ -82,7 +83,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
 
   const ns = (doing: string): string => {
     if (!namespace) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `${doing}: the antrea provisioner writes Egress objects that select the namespace, and no namespace ` +
           `was given: set the EgressIp's namespace`,
       );
@@ -109,7 +111,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       (e) => e.ip === ip && e.name !== objectName,
     );
     if (other) {
-      throw new Error(
+      throw new IpamError(
+        "ADDRESS_IN_USE",
         `${doing}: Egress ${other.name} already has egressIP ${ip}; take it off there, or exclude ${ip} from the pool`,
       );
     }
@@ -139,7 +142,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
           };
         }
         if (!isManaged(current.metadata?.labels ?? {}) && adopt !== true) {
-          throw new Error(
+          throw new IpamError(
+            "UNMANAGED_OBJECT",
             `${doing}: Egress ${objectName} exists and is not managed by pulumi-egress-ipam; rename or delete it, ` +
               `or set adopt: true on the EgressIp to take it over, then run pulumi up again`,
           );
@@ -181,7 +185,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     },
 
     async addRandomIP(host) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `the antrea provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
       );
     },
@@ -239,13 +244,15 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
               ? `its externalIPPool is ${JSON.stringify(spec.externalIPPool ?? null)}, not ${JSON.stringify(config.externalIPPool ?? null)}`
               : undefined;
       if (drift) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `egress IP ${ip}: Egress ${objectName} is not as written (${drift}); run pulumi up to put it back`,
         );
       }
       refuseTakenOver(readOwners(object, [ip]), ip, owner, `Egress ${objectName}`);
       if (!egress!.node) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `Antrea has not put egress IP ${ip} on any node (Egress ${objectName} has no status.egressNode); ` +
             (config.externalIPPool
               ? `check that ExternalIPPool ${config.externalIPPool} holds ${ip} and selects Nodes of its failure domain`
@@ -253,7 +260,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         );
       }
       if (egress!.node !== host) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `Antrea put egress IP ${ip} on node ${egress!.node}, not ${host}; run pulumi up to record it`,
         );
       }

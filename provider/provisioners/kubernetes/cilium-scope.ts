@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { KubeClients } from "../../kube/kube-config";
 import { readObject } from "../../kube/object-edit";
 import { ciliumObjectName, isManaged, policyRef } from "./cilium-policy";
@@ -45,7 +46,7 @@ const advice = (namespace: string) =>
  * deployment asks (naming both), or from the live policy's when that carries gateways recorded for
  * another stack (naming its owners). `holder` names this assignment's resource (`EgressIp team-a`);
  * `owner` is its owner record (`<stack identity> <URN>`).
- * @throws Error naming both holders, both scopes and what to do.
+ * @throws IpamError SCOPE_CONFLICT naming both holders, both scopes and what to do.
  */
 export async function refuseSplitScope(
   kube: KubeClients,
@@ -59,7 +60,8 @@ export async function refuseSplitScope(
   const first = asked.get(key);
   if (!first) asked.set(key, { holder, scope });
   else if (first.holder !== holder && !sameScope(first.scope, scope)) {
-    throw new Error(
+    throw new IpamError(
+      "SCOPE_CONFLICT",
       `${holder} asks for ${describeScope(scope)} in namespace ${namespace}, and ${first.holder} for ` +
         `${describeScope(first.scope)}: ${advice(namespace)}`,
     );
@@ -75,7 +77,8 @@ export async function refuseSplitScope(
   const records = Object.values(readOwners(live, [])).flat();
   const others = [...new Set(records.filter((o) => o !== thereBefore && o.split(" ")[0] !== identity))];
   if (others.length === 0) return;
-  throw new Error(
+  throw new IpamError(
+    "SCOPE_CONFLICT",
     `${holder} asks for ${describeScope(scope)} in namespace ${namespace}, and CiliumEgressGatewayPolicy ` +
       `${ciliumObjectName(namespace)} sends ${describeScope(written)} through gateways of another stack ` +
       `(${others.slice(0, 3).join(", ")}${others.length > 3 ? ", …" : ""}): ${advice(namespace)}; to change ` +

@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, type KubeObject } from "../../kube/object-edit";
@@ -62,7 +63,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
 
   const ns = (doing: string): string => {
     if (!namespace) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `${doing}: the cilium provisioner writes a CiliumEgressGatewayPolicy that selects the namespace, and no ` +
           `namespace was given: set the EgressIp's namespace`,
       );
@@ -100,7 +102,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       doing,
       (current: KubeObject | undefined) => {
         if (current && !isManaged(current.metadata?.labels ?? {}) && !takeOver) {
-          throw new Error(
+          throw new IpamError(
+            "UNMANAGED_OBJECT",
             `${doing}: CiliumEgressGatewayPolicy ${objectName} exists and is not managed by pulumi-egress-ipam; ` +
               `rename or delete it, then run pulumi up again`,
           );
@@ -174,7 +177,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       (p) => p.name !== ciliumObjectName(name) && p.gateways.some((g) => g.ip === ip),
     );
     if (other) {
-      throw new Error(
+      throw new IpamError(
+        "ADDRESS_IN_USE",
         `cannot give ${ip} to namespace ${name}: CiliumEgressGatewayPolicy ${other.name} already uses it as an ` +
           `egressIP; take it off there, or exclude ${ip} from the pool`,
       );
@@ -212,7 +216,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     },
 
     async addRandomIP(host) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `the cilium provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
       );
     },
@@ -274,7 +279,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const policy = view.ciliumPolicies.find((p) => p.name === objectName);
       const gateway = policy?.gateways.find((g) => g.ip === ip);
       if (!gateway) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `egress IP ${ip} is not a gateway of CiliumEgressGatewayPolicy ${objectName}${policy ? "" : " (no such policy)"}; ` +
             `run pulumi up to put it back`,
         );
@@ -289,7 +295,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       );
       refuseTakenOver(record, ip, owner, `CiliumEgressGatewayPolicy ${objectName}`);
       if (gateway.node !== host) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `CiliumEgressGatewayPolicy ${objectName} pins ${ip} to ${gateway.node ? `node ${gateway.node}` : "no single node"}, ` +
             `not ${host}; run pulumi up to put it back`,
         );
@@ -302,7 +309,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
         !same(spec.destinationCIDRs, want.destinationCIDRs) ||
         !same(spec.excludedCIDRs, want.excludedCIDRs)
       ) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `CiliumEgressGatewayPolicy ${objectName} was changed (its selectors or destinations are not as written); ` +
             `run pulumi up to put it back`,
         );

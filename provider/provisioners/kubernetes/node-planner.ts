@@ -72,7 +72,7 @@ export class NodePlanner {
    * capacity, counting this process's plans), whose egress subnet contains the address, without an
    * address of the namespace (planned or placed), and not refused by `unusable`. Load is what the
    * cluster showed; ties go by a hash of address and node. Records the choice for a known address.
-   * @throws Error naming the zone and why each of its Nodes was passed over.
+   * @throws IpamError HOST_UNAVAILABLE naming the zone and why each of its Nodes was passed over.
    */
   choose(req: ChooseRequest, signal?: AbortSignal): Promise<string> {
     const result = this.turn.then(() => this.chooseNow(req, signal));

@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type * as k8s from "@kubernetes/client-node";
 import { parseAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
@@ -165,12 +166,17 @@ export class NodeInventory {
    * The error for a failure domain without a usable Node, saying why each candidate was passed
    * over: `skipped` names the provisioner's own reasons (full, wrong subnet, …) per Node.
    */
-  async noHost(zone: string, skipped: Map<string, string> = new Map(), signal?: AbortSignal): Promise<Error> {
+  async noHost(
+    zone: string,
+    skipped: Map<string, string> = new Map(),
+    signal?: AbortSignal,
+  ): Promise<IpamError> {
     const all = await this.all(signal);
     const where = `${this.kube.server} (kubeconfig context "${this.kube.context}")`;
     const selector = this.selectorText ? ` with labels ${this.selectorText}` : "";
     if (all.length === 0) {
-      return new Error(
+      return new IpamError(
+        "HOST_UNAVAILABLE",
         `nodeSelector ${this.selectorText ? `{${this.selectorText}}` : "{}"} matches no Node on ${where}; ` +
           `check the provisioner's nodeSelector and context`,
       );
@@ -178,13 +184,15 @@ export class NodeInventory {
     const here = all.filter((n) => n.zone === zone);
     if (here.length === 0) {
       const zones = [...new Set(all.map((n) => n.zone || "(no label)"))].sort().join(", ");
-      return new Error(
+      return new IpamError(
+        "HOST_UNAVAILABLE",
         `no eligible node in failure domain "${zone}": no Node${selector} has ${this.options.zoneLabel}=${zone} ` +
           `on ${where} (their domains: ${zones}); check the failure domain name and the provisioner's zoneLabel`,
       );
     }
     const reasons = here.map((n) => `${n.name} (${whyNot(n) || skipped.get(n.name) || "not usable"})`);
-    return new Error(
+    return new IpamError(
+      "HOST_UNAVAILABLE",
       `no eligible node in failure domain "${zone}" on ${where}: ${reasons.join(", ")}; ` +
         `make a Node there Ready and schedulable, or free room on one`,
     );

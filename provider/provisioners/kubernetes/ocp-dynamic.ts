@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress, canonicalCidr } from "../../allocator";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
 import { editObject, readObject } from "../../kube/object-edit";
@@ -41,7 +42,8 @@ export function ocpDynamicProvisioner(
 
   const ns = (doing: string): string => {
     if (!namespace) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `${doing}: the ocp-dynamic provisioner puts egress IPs on the namespace's NetNamespace, and no namespace ` +
           `was given: set the EgressIp's namespace`,
       );
@@ -94,7 +96,8 @@ export function ocpDynamicProvisioner(
       (current) => {
         if (!current) {
           if (change === "remove") return undefined;
-          throw new Error(
+          throw new IpamError(
+            "NOT_FOUND",
             `${doing}: HostSubnet ${host} does not exist on ${kube.server} (context "${kube.context}"); ` +
               `OpenShift SDN makes one per node: is the node part of the SDN?`,
           );
@@ -134,7 +137,8 @@ export function ocpDynamicProvisioner(
     },
 
     async addRandomIP(host) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `the ocp-dynamic provisioner cannot pick an address for ${host}: give the EgressIp a pool, which plans it`,
       );
     },
@@ -150,7 +154,10 @@ export function ocpDynamicProvisioner(
       const view = await readEgressView(kube);
       const listed = view.netNamespaces.get(name) ?? [];
       if (!listed.includes(ip)) {
-        throw new Error(`egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`);
+        throw new IpamError(
+          "DRIFT",
+          `egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`,
+        );
       }
       const record = readOwners(await readObject(kube, netNamespaceRef(name)), listed);
       refuseTakenOver(record, ip, owner, `NetNamespace ${name}`);
@@ -158,7 +165,10 @@ export function ocpDynamicProvisioner(
 
     async assignCIDR(host, signal) {
       if (cidrs.length === 0)
-        throw new Error(`assigning egress CIDRs to ${host}: no CIDRs given (use a CidrAssignment)`);
+        throw new IpamError(
+          "INVALID_INPUT",
+          `assigning egress CIDRs to ${host}: no CIDRs given (use a CidrAssignment)`,
+        );
       await egressCidrs(host, "add", signal);
       planner.invalidate();
     },

@@ -1,3 +1,4 @@
+import { IpamError, codeOf } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { errorMessage } from "../../core/failure";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
@@ -50,7 +51,8 @@ export function ocpStaticProvisioner(
 
   const ns = (doing: string): string => {
     if (!namespace) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `${doing}: the ocp-static provisioner puts egress IPs on the namespace's NetNamespace, and no namespace ` +
           `was given: set the EgressIp's namespace`,
       );
@@ -139,7 +141,8 @@ export function ocpStaticProvisioner(
     },
 
     async addRandomIP(host) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `the ocp-static provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
       );
     },
@@ -169,7 +172,8 @@ export function ocpStaticProvisioner(
         // A move is an update: never of another owner's address.
         await onNetNamespace(ip, name, signal, claim(config.adoptPresent ?? "unrecorded"));
       } catch (err) {
-        throw new Error(
+        throw new IpamError(
+          codeOf(err, "PROVISIONER_FAILED"),
           `${moving} failed: ${errorMessage(err)}; nothing was changed: ${ip} is on HostSubnet ${oldHost} only, as before`,
           { cause: err },
         );
@@ -214,14 +218,18 @@ export function ocpStaticProvisioner(
       const hs = view.hostSubnets.get(host);
       const where = [...view.hostSubnets].filter(([, h]) => h.egressIPs.includes(ip)).map(([n]) => n);
       if (!hs?.egressIPs.includes(ip)) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `egress IP ${ip} is not on HostSubnet ${host}` +
             `${hs ? "" : " (there is no such HostSubnet)"}${where.length ? `; it is on ${where.join(", ")}` : ""}; run pulumi up to put it back`,
         );
       }
       const listed = view.netNamespaces.get(name) ?? [];
       if (!listed.includes(ip)) {
-        throw new Error(`egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`);
+        throw new IpamError(
+          "DRIFT",
+          `egress IP ${ip} is not on NetNamespace ${name}; run pulumi up to put it back`,
+        );
       }
       const record = readOwners(await readObject(kube, netNamespaceRef(name)), listed);
       refuseTakenOver(record, ip, config.owner, `NetNamespace ${name}`);

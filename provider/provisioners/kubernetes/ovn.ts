@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { editObject, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner } from "../egress-ip-provisioner";
@@ -84,7 +85,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
 
   const ns = (doing: string): string => {
     if (!namespace) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `${doing}: the ovn provisioner writes the namespace's EgressIP object, and no namespace was given: ` +
           `set the EgressIp's namespace`,
       );
@@ -134,7 +136,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     if (!holder) return { name: own, takeOver: false };
     if (!alone(holder)) {
       const selected = selectedBy(holder);
-      throw new Error(
+      throw new IpamError(
+        "ADDRESS_IN_USE",
         `cannot adopt ${ip} for namespace ${name}: EgressIP ${holder.name} has it and selects ` +
           `${selected.length === 0 ? "no namespace" : `namespaces ${selected.slice(0, 5).join(", ")}${selected.length > 5 ? ", …" : ""}`}; ` +
           `adopt takes over an object that serves this namespace alone: give each namespace its own EgressIP object first`,
@@ -147,7 +150,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
   const refuseForeign = (ip: string, target: string, name: string, view: EgressView) => {
     const other = view.egressIps.find((e) => e.name !== target && e.ips.includes(ip));
     if (other) {
-      throw new Error(
+      throw new IpamError(
+        "ADDRESS_IN_USE",
         `cannot give ${ip} to namespace ${name}: EgressIP ${other.name} already has it in spec.egressIPs; ` +
           `take it off there, or exclude ${ip} from the pool`,
       );
@@ -175,7 +179,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
           current?.metadata?.labels?.["app.kubernetes.io/managed-by"] ===
           managedBy["app.kubernetes.io/managed-by"];
         if (current && !managed && !target.takeOver) {
-          throw new Error(
+          throw new IpamError(
+            "UNMANAGED_OBJECT",
             `${doing}: EgressIP ${target.name} exists and is not managed by pulumi-egress-ipam; ` +
               `rename or delete it, or set adopt: true on the EgressIp to take it over, then run pulumi up again`,
           );
@@ -259,7 +264,10 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       (node) => {
         if (!node) {
           if (change === "remove") return undefined;
-          throw new Error(`Node ${host} does not exist on ${kube.server} (context "${kube.context}")`);
+          throw new IpamError(
+            "NOT_FOUND",
+            `Node ${host} does not exist on ${kube.server} (context "${kube.context}")`,
+          );
         }
         const has = egressAssignableLabel in (node.metadata?.labels ?? {});
         let owners = readOwners(node, has ? [egressAssignableLabel] : []);
@@ -305,7 +313,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     },
 
     async addRandomIP(host) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_INPUT",
         `the ovn provisioner cannot pick an address for node ${host}: give the EgressIp a pool, which plans it`,
       );
     },
@@ -352,7 +361,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       const objectName = namespaceObjectName(view, name);
       const object = view.egressIps.find((e) => e.name === objectName);
       if (!object?.ips.includes(ip)) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `egress IP ${ip} is not in spec.egressIPs of EgressIP ${objectName}${object ? "" : " (no such object)"}; ` +
             `run pulumi up to put it back`,
         );
@@ -363,13 +373,15 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       const item = object.status.find((s) => s.egressIP === ip);
       if (!item) {
         const items = object.status.map((s) => `${s.egressIP} on ${s.node}`).join(", ") || "none";
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `OVN-Kubernetes has not assigned egress IP ${ip} to any node (status.items: ${items}); ` +
             `check that Nodes of its failure domain are labelled ${egressAssignableLabel} and that ${ip} is in their subnet`,
         );
       }
       if (item.node !== host) {
-        throw new Error(
+        throw new IpamError(
+          "DRIFT",
           `OVN-Kubernetes assigned egress IP ${ip} to node ${item.node}, not ${host}; run pulumi up to record it`,
         );
       }

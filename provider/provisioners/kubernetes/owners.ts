@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { Edit, KubeObject } from "../../kube/object-edit";
 import type { AdoptPresent } from "../egress-ip-provisioner";
 
@@ -149,14 +150,16 @@ export function refuseUnowned(
   if (adopt === "unrecorded") {
     const others = othersRecorded(owners, ip, owner);
     if (others.length === 0) return;
-    throw new Error(
+    throw new IpamError(
+      "TAKEN_OVER",
       `${what} lists ${ip} recorded for ${others.join(", ")}: ${ip} ${takenOverBy(others)}, and it is not this ` +
         `assignment's to put back or move; remove this assignment from the program (its delete leaves the ` +
         `address to its owner), or have that owner release it and run pulumi up again`,
     );
   }
   const by = list.length > 0 ? `recorded for ${list.join(", ")}` : `not recorded as written by this package`;
-  throw new Error(
+  throw new IpamError(
+    "ADDRESS_IN_USE",
     `${what} already lists ${ip} (${by}): the address is somebody else's; free it there or exclude it from the ` +
       `pool so that another address is planned, or set adopt: true on the EgressIpAssignment to take it over`,
   );
@@ -170,7 +173,8 @@ export function refuseUnowned(
 export function refuseTakenOver(owners: Owners, ip: string, owner: string | undefined, what: string): void {
   const others = owner === undefined ? [] : othersRecorded(owners, ip, owner);
   if (others.length === 0) return;
-  throw new Error(
+  throw new IpamError(
+    "TAKEN_OVER",
     `egress IP ${ip} in ${what} ${takenOverBy(others)}: this assignment no longer ` +
       `holds it; remove it from the program (its delete leaves the address to its owner), or have that owner ` +
       `release it and run pulumi up to put it back`,

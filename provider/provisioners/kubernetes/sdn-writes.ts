@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { KubeClients } from "../../kube/kube-config";
 import { editObject, readObject } from "../../kube/object-edit";
 import { sleep } from "../../core/retry";
@@ -48,7 +49,7 @@ export interface SdnWrites {
 /**
  * Waits until the namespace's NetNamespace exists: the SDN master makes one for every new
  * namespace a moment after it appears (e.g. a Namespace created in the same deployment).
- * @throws Error naming the namespace and the server when none came within `waitMs` (default 60 s).
+ * @throws IpamError NOT_FOUND naming the namespace and the server when none came within `waitMs` (default 60 s).
  */
 export async function waitForNetNamespace(
   kube: KubeClients,
@@ -59,7 +60,8 @@ export async function waitForNetNamespace(
   const deadline = Date.now() + waitMs;
   while (!(await readObject(kube, netNamespaceRef(namespace)))) {
     if (Date.now() >= deadline) {
-      throw new Error(
+      throw new IpamError(
+        "NOT_FOUND",
         `NetNamespace ${namespace} does not exist on ${kube.server} (context "${kube.context}") after ${waitMs / 1000} s: ` +
           `OpenShift SDN makes one for every namespace; create namespace ${namespace} first, or use the ovn ` +
           `provisioner if the cluster runs OVN-Kubernetes`,
@@ -87,14 +89,16 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
         `adding ${ip} to HostSubnet ${host}`,
         adding(ip, (list, object) => {
           if (Array.isArray(object.egressCIDRs) && object.egressCIDRs.length > 0) {
-            throw new Error(
+            throw new IpamError(
+              "HOST_UNAVAILABLE",
               `HostSubnet ${host} has egressCIDRs (automatic mode); manual egress IPs must not be mixed with them: ` +
                 `choose another node, or use the ocp-dynamic provisioner`,
             );
           }
           const twin = list.find((x) => x !== ip && namespaceIps.includes(x));
           if (twin) {
-            throw new Error(
+            throw new IpamError(
+              "HOST_UNAVAILABLE",
               `node ${host} already carries ${twin} of namespace ${namespace}; OpenShift SDN needs each egress IP of a ` +
                 `namespace on a different node: choose another node`,
             );
@@ -124,7 +128,8 @@ export function sdnWrites(kube: KubeClients): SdnWrites {
         doing,
         (current) => {
           if (!current) {
-            throw new Error(
+            throw new IpamError(
+              "NOT_FOUND",
               `${doing}: NetNamespace ${namespace} does not exist on ${kube.server} (context "${kube.context}"); ` +
                 `OpenShift SDN makes one for every namespace: create namespace ${namespace} first`,
             );
@@ -189,7 +194,8 @@ export function refuseForeignSdn(
 ): void {
   for (const [node, h] of view.hostSubnets) {
     if (host !== undefined && node !== host && h.egressIPs.includes(ip)) {
-      throw new Error(
+      throw new IpamError(
+        "ADDRESS_IN_USE",
         `cannot put ${ip} on node ${host}: HostSubnet ${node} already has it; an egress IP must be on exactly one ` +
           `HostSubnet: take it off ${node}, or exclude ${ip} from the pool`,
       );
@@ -197,7 +203,8 @@ export function refuseForeignSdn(
   }
   for (const [other, ips] of view.netNamespaces) {
     if (other !== namespace && ips.includes(ip)) {
-      throw new Error(
+      throw new IpamError(
+        "ADDRESS_IN_USE",
         `cannot give ${ip} to namespace ${namespace}: NetNamespace ${other} already has it; ` +
           `take it off ${other}, or exclude ${ip} from the pool`,
       );

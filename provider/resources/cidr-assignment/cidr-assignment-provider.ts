@@ -1,4 +1,4 @@
-import { errorMessage, type Failure } from "../../core/failure";
+import { failureOf, inputFailure, type Failure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
 import { poolSubnets, resolvePool } from "../pool/pool-spec";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
@@ -40,10 +40,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
   failures.push(...poolFailures);
   const byHosts = Array.isArray(news.requestedHosts) && news.requestedHosts.length > 0;
   if (byHosts === (typeof news.failureDomain === "string")) {
-    failures.push({
-      property: "hosts",
-      reason: "give a non-empty list of hosts, or a failureDomain (not both)",
-    });
+    failures.push(inputFailure("hosts", "give a non-empty list of hosts, or a failureDomain (not both)"));
   }
   if (failures.length > 0 || !pool) return { inputs: news, failures };
 
@@ -54,7 +51,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
     elsewhere = pinProvisionerCluster(olds, news, cidrProvisioner({ ...news, cidrs }), whatOf(news));
   } catch (e) {
     // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's.
-    elsewhere = { property: "provisioner.context", reason: errorMessage(e) };
+    elsewhere = failureOf("provisioner.context", e, "INVALID_CONFIG");
   }
   if (elsewhere) return { inputs: news, failures: [elsewhere] };
   // Who this assignment is on the objects it changes: the stack's identity (never its name alone:
@@ -65,7 +62,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
     try {
       ownerId = await newOwnerId(news.stack, news.owner);
     } catch (e) {
-      return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
+      return { inputs: news, failures: [failureOf("provisioner", e, "LEDGER_UNAVAILABLE")] };
     }
   }
   let hosts: string[] = byHosts
@@ -78,7 +75,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
       const provisioner = cidrProvisioner({ ...news, cidrs });
       hosts = [await provisioner.findHostForNewIP(news.failureDomain, callSignal())];
     } catch (e) {
-      return { inputs: news, failures: [{ property: "failureDomain", reason: errorMessage(e) }] };
+      return { inputs: news, failures: [failureOf("failureDomain", e, "PROVISIONER_FAILED")] };
     }
   }
   return { inputs: { ...news, hosts, cidrs, ...(ownerId === undefined ? {} : { ownerId }) } };

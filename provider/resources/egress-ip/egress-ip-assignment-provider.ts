@@ -1,7 +1,7 @@
-import { errorMessage, type Failure } from "../../core/failure";
+import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { holderName } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
-import { canonicalAddress, isIpamError } from "../../allocator";
+import { canonicalAddress, IpamError, isIpamError } from "../../allocator";
 import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
 import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
@@ -78,16 +78,18 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     return { inputs: news };
   const failures: Failure[] = provisionerFailures(news.provisioner);
   if (usesNamespace(news.provisioner) && (typeof news.namespace !== "string" || news.namespace === "")) {
-    failures.push({
-      property: "namespace",
-      reason: `the ${news.provisioner.kind} provisioner gives the addresses to a namespace: set the EgressIp's namespace`,
-    });
+    failures.push(
+      inputFailure(
+        "namespace",
+        `the ${news.provisioner.kind} provisioner gives the addresses to a namespace: set the EgressIp's namespace`,
+      ),
+    );
   }
   let ip = news.ip;
   try {
     ip = canonicalAddress(String(news.ip));
   } catch (e) {
-    failures.push({ property: "ip", reason: errorMessage(e) });
+    failures.push(failureOf("ip", e));
   }
   if (failures.length > 0) return { inputs: news, failures };
   if (news.provisioner?.kind !== "none") {
@@ -98,7 +100,7 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
       news.ownerId =
         typeof olds.ownerId === "string" ? olds.ownerId : await newOwnerId(news.stack, news.owner);
     } catch (e) {
-      return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
+      return { inputs: news, failures: [failureOf("provisioner", e, "LEDGER_UNAVAILABLE")] };
     }
   }
 
@@ -107,7 +109,7 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     provisioner = provisionerFor(assignmentConfig(news));
   } catch (e) {
     // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's.
-    return { inputs: news, failures: [{ property: "provisioner.context", reason: errorMessage(e) }] };
+    return { inputs: news, failures: [failureOf("provisioner.context", e, "INVALID_CONFIG")] };
   }
   // Before any call: the provisioner's context must still point at the cluster the address is on.
   const elsewhere = pinProvisionerCluster(olds, news, provisioner, whatOf({ ...news, ip }));
@@ -136,13 +138,13 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   } catch (e) {
     // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's, not the domain's.
     const property = isIpamError(e, "INVALID_CONFIG") ? "provisioner.context" : "failureDomain";
-    return { inputs: news, failures: [{ property, reason: errorMessage(e) }] };
+    return { inputs: news, failures: [failureOf(property, e, "PROVISIONER_FAILED")] };
   }
   if (provisioner.refuseShared) {
     try {
       await provisioner.refuseShared(holderName(String(news.owner), news.failureDomain), callSignal());
     } catch (e) {
-      return { inputs: news, failures: [{ property: "provisioner", reason: errorMessage(e) }] };
+      return { inputs: news, failures: [failureOf("provisioner", e, "PROVISIONER_FAILED")] };
     }
   }
   return { inputs: { ...news, ip, host } };
@@ -201,7 +203,8 @@ export const egressIpAssignmentProvider: ProviderImpl = {
       // about the address: fail the refresh rather than record it missing.
       const why = noUsableAnswer(e);
       if (why) {
-        throw new Error(
+        throw new IpamError(
+          "PROVISIONER_FAILED",
           `could not check egress IP ${props.ip} on host ${props.host} (${why}): ${errorMessage(e)}; ` +
             `nothing was recorded: make the ${props.provisioner?.kind} provisioner's platform reachable ` +
             `with valid credentials (AWS: the default credential chain; Kubernetes: the kubeconfig context) ` +

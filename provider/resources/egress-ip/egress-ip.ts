@@ -1,3 +1,4 @@
+import { codedMessage, IpamError } from "../../core/ipam-error";
 import * as pulumi from "@pulumi/pulumi";
 import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { providerContext } from "../context";
@@ -99,6 +100,12 @@ const isPool = (p: IpPool | Record<string, IpPool>): p is IpPool =>
   typeof (p as IpPool).enqueueHolder === "function";
 
 /**
+ * A refusal of the EgressIp's arguments, thrown in the program (no provider boundary codes it on the
+ * way out), so its message carries its code itself: `[INVALID_INPUT] EgressIp "web": …`.
+ */
+const refusal = (message: string) => new IpamError("INVALID_INPUT", codedMessage("INVALID_INPUT", message));
+
+/**
  * Egress IPs for a namespace: one address per failure domain from a pool, each placed on a host by
  * the provisioner. Addresses are planned in program order and shown at preview; placement runs in
  * parallel. Built from one {@link IpAllocation} and one {@link EgressIpAssignment} per domain.
@@ -117,16 +124,16 @@ export class EgressIp extends pulumi.ComponentResource {
     super("egress-ipam:index:EgressIp", name, {}, opts);
     const domains = args.failureDomains ?? [""];
     if (new Set(domains).size !== domains.length) {
-      throw new Error(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
+      throw refusal(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
     }
     if (args.ips && args.ips.length !== domains.length) {
-      throw new Error(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
+      throw refusal(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
     }
     if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
-      throw new Error(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
+      throw refusal(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
     }
     if (args.adopt && !args.ips && args.namespace === undefined) {
-      throw new Error(
+      throw refusal(
         `EgressIp "${name}": adopt takes over the addresses a namespace has: set namespace, or give ips`,
       );
     }
@@ -134,7 +141,7 @@ export class EgressIp extends pulumi.ComponentResource {
     const poolFor = (domain: string): IpPool => {
       if (isPool(args.pool)) return args.pool;
       const pool = args.pool[domain];
-      if (!pool) throw new Error(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
+      if (!pool) throw refusal(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
       return pool;
     };
     this.allocations = domains.map(

@@ -1,4 +1,4 @@
-import { errorMessage, type Failure } from "../../core/failure";
+import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
 import {
@@ -17,7 +17,7 @@ import {
   updateNodeAllocation,
 } from "./mesh-node-allocation";
 import { assertSameCluster, isShared, ledgerFor, pinCluster, sharedLedgerFor } from "../pool/ledger-option";
-import { IpamError } from "../../core/ipam-error";
+import { codeOf, IpamError } from "../../core/ipam-error";
 import type { ClaimProblem } from "../../ledger/kubernetes/kube-ledger";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
 import { createHash, randomUUID } from "node:crypto";
@@ -59,39 +59,36 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
   failures.push(...poolFailures);
   if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
-    failures.push({
-      property: "pool",
-      reason: "create IpAllocation with the IpAllocation class and an IpPool",
-    });
+    failures.push(inputFailure("pool", "create IpAllocation with the IpAllocation class and an IpPool"));
   }
   if (pool && failures.length === 0 && news.nodeId !== undefined)
     return checkNodeAllocation(olds, news, pool);
   if (news.adopt && news.ip === undefined) {
-    failures.push({ property: "adopt", reason: "adopt needs the address to take over: set ip" });
+    failures.push(inputFailure("adopt", "adopt needs the address to take over: set ip"));
   }
   if (news.adoptFrom != null && news.observeWith == null) {
-    failures.push({
-      property: "adoptFrom",
-      reason: "adopting a namespace's addresses reads them through a provisioner: set observeWith",
-    });
+    failures.push(
+      inputFailure(
+        "adoptFrom",
+        "adopting a namespace's addresses reads them through a provisioner: set observeWith",
+      ),
+    );
   }
   if (pool && pool.rangeSets.length > 1 && news.adoptFrom != null) {
-    failures.push({
-      property: "adoptFrom",
-      reason:
+    failures.push(
+      inputFailure(
+        "adoptFrom",
         "a dual-stack pool plans one address per family; adopting a namespace's address needs a single-family pool",
-    });
+      ),
+    );
   }
   if (pool && pool.rangeSets.length > 1 && news.ip !== undefined) {
-    failures.push({
-      property: "ip",
-      reason: "a dual-stack pool plans one address per family; ip cannot be set",
-    });
+    failures.push(inputFailure("ip", "a dual-stack pool plans one address per family; ip cannot be set"));
   }
   let requested: string | undefined;
   if (pool && news.ip !== undefined && failures.length === 0) {
     requested = await checkRequestable(pool, String(news.ip)).catch((e: unknown) => {
-      failures.push({ property: "ip", reason: errorMessage(e) });
+      failures.push(failureOf("ip", e));
       return undefined;
     });
   }
@@ -101,10 +98,10 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     // In a shared pool, the stack's identity (kept in state) decides what is its own.
     if (isShared(news.pool.ledger)) news.stackId = olds.stackId ?? (await stackIdentity(news.stack));
   } catch (e) {
-    return { inputs: news, failures: [{ property: "pool", reason: errorMessage(e) }] };
+    return { inputs: news, failures: [failureOf("pool", e, "LEDGER_UNAVAILABLE")] };
   }
   const elsewhere = pinCluster(olds, news, news.pool.ledger, `the claim of IpAllocation ${news.owner}`);
-  if (elsewhere) return { inputs: news, failures: [{ property: "pool", reason: elsewhere }] };
+  if (elsewhere) return { inputs: news, failures: [inputFailure("pool", elsewhere, "INVALID_CONFIG")] };
   // Stable: the address held before stays while the pool and the requested address allow it.
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
@@ -120,7 +117,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       adopted = await adoptedAddress(pool, poolName(poolId), news.observeWith, news.adoptFrom);
       if (adopted) requested = await checkRequestable(pool, adopted.ip);
     } catch (e) {
-      return { inputs: news, failures: [{ property: "adopt", reason: errorMessage(e) }] };
+      return { inputs: news, failures: [failureOf("adopt", e, "PROVISIONER_FAILED")] };
     }
   }
 
@@ -134,7 +131,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     try {
       ahead = readQueue(queue, news.owner);
     } catch (e) {
-      return { inputs: news, failures: [{ property: "pool", reason: errorMessage(e) }] };
+      return { inputs: news, failures: [failureOf("pool", e, "INVALID_STATE")] };
     }
     if (ahead?.holders.at(-1)?.ip === null && requested === undefined) {
       // Planned on its own, it would take an address the others could not foresee.
@@ -144,7 +141,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
           "from an output (the pool's other holders could not take it into account): give the namespace as a plain string"
         : "ip came from an output or a promise and resolved to nothing, so the pool's other holders could not " +
           "take this allocation into account: give ip as a plain string, or leave it out";
-      return { inputs: news, failures: [{ property: "ip", reason }] };
+      return { inputs: news, failures: [inputFailure("ip", reason)] };
     }
     // At preview, an earlier holder not planned yet whose observer is not known: unknown until `up`.
     const unsettled = ahead && requested === undefined ? unknownAhead(ahead) : [];
@@ -166,13 +163,13 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     const from = adopted ? { adoptedFrom: adopted.source } : {};
     return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, record), ...from } };
   } catch (e) {
-    if (!adopted) return { inputs: news, failures: [{ property: "ip", reason: errorMessage(e) }] };
+    if (!adopted) return { inputs: news, failures: [failureOf("ip", e, "PROVISIONER_FAILED")] };
     // The namespace's address is another holder's: adopt takes over from the cluster, not from Pulumi.
     const reason =
       `namespace ${String(news.adoptFrom.namespace)} has ${describeAddress(adopted)}, and ` +
       `${errorMessage(e).replace(adoptHint, "")}: two holders cannot have one address; find out which should ` +
       `(pulumi-egress-ipam report), then delete the other or leave adopt off`;
-    return { inputs: news, failures: [{ property: "adopt", reason }] };
+    return { inputs: news, failures: [inputFailure("adopt", reason, codeOf(e, "IP_UNAVAILABLE"))] };
   }
 }
 

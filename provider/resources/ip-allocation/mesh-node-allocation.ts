@@ -1,6 +1,6 @@
-import { errorMessage } from "../../core/failure";
+import { failureOf, inputFailure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
-import { IpamError } from "../../allocator";
+import { IpamError, type IpamErrorCode } from "../../allocator";
 import { readRecord, recordProps } from "../../ledger/stack/allocation-record";
 import { kubeLedger } from "../../ledger/kubernetes/kube-ledger";
 import {
@@ -47,7 +47,14 @@ export async function checkNodeAllocation(
   news: Props,
   pool: ResolvedPool,
 ): Promise<pulumi.dynamic.CheckResult> {
-  const fail = (property: string, reason: string) => ({ inputs: news, failures: [{ property, reason }] });
+  const fail = (property: string, reason: string, code?: IpamErrorCode) => ({
+    inputs: news,
+    failures: [inputFailure(property, reason, code)],
+  });
+  const failWith = (property: string, err: unknown, fallback: IpamErrorCode) => ({
+    inputs: news,
+    failures: [failureOf(property, err, fallback)],
+  });
   if (typeof news.nodeId !== "string" || news.nodeId === "")
     return fail("nodeId", "give the node's ID as a string");
   if (news.ip !== undefined)
@@ -57,6 +64,7 @@ export async function checkNodeAllocation(
       "nodeId",
       "no network configured (webmesh ErrNoNetwork): node addresses come from a pool with `network`, " +
         `e.g. new IpPool("mesh", { network: "10.42.0.0/16", ledger: {...} })`,
+      "NO_NETWORK",
     );
   }
   if (!resolveLedger(news.pool?.ledger).config) {
@@ -64,16 +72,17 @@ export async function checkNodeAllocation(
       "pool",
       "no storage configured (webmesh ErrNoStorage): node addresses are kept in a shared ledger so a node " +
         'gets the same address from every stack; give the pool `ledger: { kind: "kubernetes", name, namespace }`',
+      "NO_STORAGE",
     );
   }
   try {
     // Who references the node's address: the stack's identity (kept in state), never its name alone.
     news.stackId = olds.stackId ?? (await stackIdentity(news.stack));
   } catch (e) {
-    return fail("pool", errorMessage(e));
+    return failWith("pool", e, "LEDGER_UNAVAILABLE");
   }
   const elsewhere = pinCluster(olds, news, news.pool.ledger, whatOf(news));
-  if (elsewhere) return fail("pool", elsewhere);
+  if (elsewhere) return fail("pool", elsewhere, "INVALID_CONFIG");
   const old = readRecord(olds);
   let ip = old?.pool === news.pool.id && olds.nodeId === news.nodeId ? old?.ips[0] : undefined;
   if (ip === undefined) {
@@ -81,7 +90,7 @@ export async function checkNodeAllocation(
       const ledger = ledgerOf(news, `IpAllocation ${news.owner} (check)`);
       ip = (await planNodeAddress(ledger, news.owner, news.nodeId, pool.node)).split("/")[0]!;
     } catch (e) {
-      return fail("nodeId", errorMessage(e));
+      return failWith("nodeId", e, "LEDGER_UNAVAILABLE");
     }
   }
   const record = { pool: news.pool.id, owner: news.owner, ips: [ip], seq: 0 };

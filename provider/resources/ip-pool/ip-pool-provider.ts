@@ -1,5 +1,5 @@
-import { errorMessage, type Failure } from "../../core/failure";
-import { AddressSet, freeCount, prefixContains } from "../../allocator";
+import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
+import { AddressSet, freeCount, IpamError, prefixContains } from "../../allocator";
 import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
 import { poolDefinition } from "../pool/canonical-definition";
 import { assertSameCluster, ledgerFor, ledgerKey, pinCluster, resolveLedger } from "../pool/ledger-option";
@@ -119,7 +119,7 @@ export const ipPoolProvider: ProviderImpl = {
       if (changing && failures.length === 0) await checkStranded(news, pool, failures);
       if (failures.length === 0) {
         await agreeDefinition(news, pool, changing, true).catch((e: unknown) =>
-          failures.push({ property: "ledger", reason: errorMessage(e) }),
+          failures.push(failureOf("ledger", e, "LEDGER_UNAVAILABLE")),
         );
       }
       return { inputs: failures.length === 0 ? outputsOf(news, pool) : news, failures };
@@ -168,9 +168,10 @@ export const ipPoolProvider: ProviderImpl = {
 
   async update(_id, olds, news) {
     const { pool, failures } = resolvePool(specOf(news));
-    if (!pool) throw new Error(failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
+    if (!pool)
+      throw new IpamError(failures[0]!.code, failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
     const lost = await stranded(news, pool);
-    if (lost.length > 0) throw new Error(strandFailure(lost).reason);
+    if (lost.length > 0) throw new IpamError("POOL_IN_USE", strandFailure(lost).reason);
     await agreeDefinition(news, pool, olds);
     return { outs: outputsOf(news, pool) };
   },
@@ -179,7 +180,8 @@ export const ipPoolProvider: ProviderImpl = {
     assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was deleted");
     const holders = await holderList(props);
     if (holders.length > 0) {
-      throw new Error(
+      throw new IpamError(
+        "POOL_IN_USE",
         `pool ${props.poolId} still has allocations: ${holders.join(", ")}; ` +
           `delete or move those resources first (they are released when deleted)`,
       );
@@ -192,10 +194,10 @@ async function identify(olds: Props, news: Props, failures: Failure[]): Promise<
   try {
     news.stackId = olds.stackId ?? (await stackIdentity(String(news.stack)));
   } catch (e) {
-    failures.push({ property: "ledger", reason: errorMessage(e) });
+    failures.push(failureOf("ledger", e, "LEDGER_UNAVAILABLE"));
   }
   const elsewhere = pinCluster(olds, news, news.ledger, `pool ${String(news.poolId)}`);
-  if (elsewhere) failures.push({ property: "ledger.context", reason: elsewhere });
+  if (elsewhere) failures.push(inputFailure("ledger.context", elsewhere, "INVALID_CONFIG"));
 }
 
 async function checkStranded(news: Props, pool: ResolvedPool, failures: Failure[]): Promise<void> {
@@ -206,10 +208,10 @@ async function checkStranded(news: Props, pool: ResolvedPool, failures: Failure[
 }
 
 function strandFailure(lost: string[]): Failure {
-  return {
-    property: "ranges",
-    reason:
-      `this change leaves held addresses outside the pool: ${lost.join(", ")}; ` +
+  return inputFailure(
+    "ranges",
+    `this change leaves held addresses outside the pool: ${lost.join(", ")}; ` +
       `move or delete those allocations first, or keep their addresses inside the ranges`,
-  };
+    "POOL_IN_USE",
+  );
 }

@@ -1,3 +1,4 @@
+import { codedMessage, IpamError } from "../../core/ipam-error";
 import * as pulumi from "@pulumi/pulumi";
 import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
@@ -62,8 +63,13 @@ function inlineQueue(): boolean {
   const mode = process.env.EGRESS_IPAM_POOL_QUEUE;
   if (mode === undefined || mode === "" || mode === "file") return false;
   if (mode === "inline") return true;
-  throw new Error(
-    `EGRESS_IPAM_POOL_QUEUE is "${mode}": leave it unset (a file, the default) or set it to inline`,
+  // Thrown in the program, where no provider boundary codes it: the message carries its code itself.
+  throw new IpamError(
+    "INVALID_CONFIG",
+    codedMessage(
+      "INVALID_CONFIG",
+      `EGRESS_IPAM_POOL_QUEUE is "${mode}": leave it unset (a file, the default) or set it to inline`,
+    ),
   );
 }
 

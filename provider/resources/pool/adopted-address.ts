@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { callSignal, provisionerFor } from "../../provisioners/provisioner-cache";
@@ -24,7 +25,7 @@ export const describeAddress = (a: NamespaceAddress): string =>
  * `pool` of its failure domain (by the Node carrying it; an address on no Node by the pool alone),
  * or undefined when the namespace has none there (a new one is planned). Read through the
  * `observeWith` provisioner.
- * @throws Error naming the addresses, their source and the pool when the namespace's addresses do
+ * @throws IpamError INVALID_INPUT naming the addresses, their source and the pool when the namespace's addresses do
  * not fit the EgressIp: one outside the pool or in a domain it does not list, two for one domain,
  * or a provisioner that cannot tell (aws, none).
  */
@@ -36,7 +37,8 @@ export async function adoptedAddress(
 ): Promise<NamespaceAddress | undefined> {
   const provisioner = provisionerFor(observeWith);
   if (!provisioner.namespaceAddresses) {
-    throw new Error(
+    throw new IpamError(
+      "INVALID_INPUT",
       `adopt reads the addresses namespace ${from.namespace} has from the cluster, and the ${observeWith.kind} ` +
         `provisioner has no cluster to read: give the addresses to take over in ips`,
     );
@@ -64,7 +66,8 @@ export async function adoptedAddress(
     );
   }
   if (problems.length > 0) {
-    throw new Error(
+    throw new IpamError(
+      "INVALID_INPUT",
       `cannot adopt the addresses of namespace ${from.namespace}: ${problems.join("; ")}. ` +
         `Nothing was changed; add the subnet or domain to the pool and the EgressIp, or leave adopt off`,
     );

@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import { canonicalRanges, resolvePool, type PoolSpec, type ResolvedPool } from "./pool-spec";
 
 /**
@@ -20,14 +21,17 @@ export function poolDefinition(pool: ResolvedPool): string {
 /**
  * The pool a stored definition describes (the inverse of {@link poolDefinition}), for readers of a
  * shared pool's ledger that have no stack of their own.
- * @throws Error naming the problems when `text` is not a definition this package wrote.
+ * @throws IpamError INVALID_STATE naming the problems when `text` is not a definition this package wrote.
  */
 export function poolOfDefinition(text: string): ResolvedPool {
   let d: { ranges?: unknown; exclude?: string[]; reserved?: string[]; strategy?: string; node?: unknown };
   try {
     d = JSON.parse(text) as typeof d;
   } catch {
-    throw new Error(`${JSON.stringify(text.slice(0, 80))} is not a pool definition (not JSON)`);
+    throw new IpamError(
+      "INVALID_STATE",
+      `${JSON.stringify(text.slice(0, 80))} is not a pool definition (not JSON)`,
+    );
   }
   const node = d.node as { network?: string; static?: Record<string, string> } | undefined;
   const spec: PoolSpec = node
@@ -42,7 +46,7 @@ export function poolOfDefinition(text: string): ResolvedPool {
   });
   if (!pool) {
     const why = failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
-    throw new Error(`the stored pool definition is not valid (${why})`);
+    throw new IpamError("INVALID_STATE", `the stored pool definition is not valid (${why})`);
   }
   return pool;
 }

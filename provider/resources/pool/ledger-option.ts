@@ -1,4 +1,4 @@
-import { errorMessage, type Failure } from "../../core/failure";
+import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { IpamError } from "../../core/ipam-error";
 import type * as pulumi from "@pulumi/pulumi";
 import { kubeClients, kubeconfigSettingProblem } from "../../kube/kube-config";
@@ -47,7 +47,7 @@ const defaults = { lockDuration: "10s", lockAcquireTimeout: "30s" } as const;
 export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerConfig; failures: Failure[] } {
   if (value === undefined || value === null) return { failures: [] };
   const failures: Failure[] = [];
-  const fail = (field: string, reason: string) => failures.push({ property: `${at}ledger.${field}`, reason });
+  const fail = (field: string, reason: string) => failures.push(inputFailure(`${at}ledger.${field}`, reason));
   const v = value as Partial<LedgerArgs>;
   if (v.kind !== "kubernetes") fail("kind", `unknown ledger kind ${shown(v.kind)}; use "kubernetes"`);
   const nameProblem = ledgerNameProblem(v.name);
@@ -66,7 +66,7 @@ export function resolveLedger(value: unknown, at = ""): { config?: KubeLedgerCon
     try {
       durations[key] = parseDuration(v[key] ?? defaults[key], key);
     } catch (e) {
-      fail(key, errorMessage(e));
+      failures.push(failureOf(`${at}ledger.${key}`, e));
     }
   }
   if (failures.length > 0) return { failures };

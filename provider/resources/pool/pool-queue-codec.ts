@@ -60,7 +60,7 @@ export function encodeHolder(holder: QueuedHolder, prefix: string, previous?: st
 /**
  * The holders of a queue's lines, given the URN of one holder of the same stack, and of the holder
  * before the first line when the lines continue a queue read earlier.
- * @throws Error on a line that is not a holder, or a `:<name>` line with no typed line before it.
+ * @throws IpamError INVALID_STATE on a line that is not a holder, or a `:<name>` line with no typed line before it.
  */
 export function decodeHolders(lines: string, someOwner: string, previousOwner?: string): QueuedHolder[] {
   const prefix = urnPrefix(someOwner);
@@ -74,13 +74,13 @@ export function decodeHolders(lines: string, someOwner: string, previousOwner?: 
       typeof observer !== "number" ||
       (adopting !== undefined && typeof adopting?.namespace !== "string")
     ) {
-      throw new Error(`not a queued holder: ${line}`);
+      throw new IpamError("INVALID_STATE", `not a queued holder: ${line}`);
     }
     let owner: string;
     if (written.startsWith("urn:")) owner = written;
     else if (!written.startsWith(":")) owner = prefix + written;
     else if (previousType !== undefined) owner = `${prefix}${previousType}::${written.slice(1)}`;
-    else throw new Error(`queued holder ${line} names no type and follows no holder`);
+    else throw new IpamError("INVALID_STATE", `queued holder ${line} names no type and follows no holder`);
     previousType = typeOf(owner, prefix);
     const holder: QueuedHolder = { owner };
     if (ip !== "") holder.ip = ip === "?" ? null : ip;
@@ -89,3 +89,4 @@ export function decodeHolders(lines: string, someOwner: string, previousOwner?: 
     return holder;
   });
 }
+import { IpamError } from "../../core/ipam-error";

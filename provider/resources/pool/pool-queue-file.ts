@@ -15,6 +15,7 @@
 //   namespace only, since containers sharing /tmp each count PIDs of their own.
 // - Failure: a file the provider cannot read, or one shorter than the input says, fails the holder's
 //   check naming the file and the way out (`EGRESS_IPAM_POOL_QUEUE=inline`); it never plans alone.
+import { IpamError } from "../../core/ipam-error";
 import * as fs from "node:fs";
 import * as os from "node:os";
 import * as path from "node:path";
@@ -136,7 +137,7 @@ export function isQueueFileRef(value: unknown): value is QueueFileRef {
 /**
  * The provider side: the first `ref.lines` holders of the file, read once per process (each check
  * reads only what was appended since the last one), and how many of them were planned already.
- * @throws Error naming the file when it cannot be read, is shorter than `ref` says, or has a line
+ * @throws IpamError INVALID_STATE naming the file when it cannot be read, is shorter than `ref` says, or has a line
  *   that is not a holder.
  */
 export function readQueueFile(ref: QueueFileRef, someOwner: string): ReadSoFar {
@@ -156,13 +157,19 @@ export function readQueueFile(ref: QueueFileRef, someOwner: string): ReadSoFar {
     }
     const text = buffer.subarray(0, got).toString("utf8");
     if (got < buffer.length || !text.endsWith("\n")) {
-      throw new Error(`has ${read.bytes + got} bytes where the program wrote ${ref.bytes}`);
+      throw new IpamError(
+        "INVALID_STATE",
+        `has ${read.bytes + got} bytes where the program wrote ${ref.bytes}`,
+      );
     }
     read.holders.push(...decodeHolders(text.slice(0, -1), someOwner, read.holders.at(-1)?.owner));
     read.bytes = ref.bytes;
   }
   if (read.holders.length < ref.lines) {
-    throw new Error(`has ${read.holders.length} holders where the program wrote ${ref.lines}`);
+    throw new IpamError(
+      "INVALID_STATE",
+      `has ${read.holders.length} holders where the program wrote ${ref.lines}`,
+    );
   }
   return read;
 }

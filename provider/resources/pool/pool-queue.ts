@@ -1,3 +1,4 @@
+import { IpamError } from "../../core/ipam-error";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import type { Chooser, PlanRequest } from "../../ledger/ledger";
 import { forget, shared } from "../../core/process-registry";
@@ -127,7 +128,7 @@ export function unknownAhead(queue: DecodedQueue): string[] {
 /**
  * The queue of an allocation's inputs, decoded, when it is one whose last holder is `owner`;
  * undefined otherwise (then the allocation is planned on its own, as by an older program).
- * @throws Error naming the file when the queue's file cannot be read as the input says.
+ * @throws IpamError INVALID_STATE naming the file when the queue's file cannot be read as the input says.
  */
 export function readQueue(value: unknown, owner: string): DecodedQueue | undefined {
   const q = value as Partial<PoolQueue> | undefined;
@@ -138,7 +139,8 @@ export function readQueue(value: unknown, owner: string): DecodedQueue | undefin
     try {
       read = readQueueFile(q, owner);
     } catch (e) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_STATE",
         `the pool's holder queue ${q.file}, written by the program, ${errorMessage(e)}: the program and the ` +
           `provider must run on one machine as one user; to send the queue inline in every holder's inputs ` +
           `instead, set EGRESS_IPAM_POOL_QUEUE=inline where the program runs`,
@@ -146,7 +148,8 @@ export function readQueue(value: unknown, owner: string): DecodedQueue | undefin
     }
     const last = read.holders[q.lines - 1]!;
     if (last.owner !== owner) {
-      throw new Error(
+      throw new IpamError(
+        "INVALID_STATE",
         `the pool's holder queue ${q.file} names ${last.owner} at line ${q.lines} where ${owner} was written: ` +
           `the file was changed after the program wrote it`,
       );

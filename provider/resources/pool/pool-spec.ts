@@ -11,9 +11,10 @@ import {
   Range,
   RangeSet,
   type AllocationStrategy,
+  type IpamErrorCode,
   type ReadonlyAddressSet,
 } from "../../allocator";
-import { errorMessage, type Failure } from "../../core/failure";
+import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { shown } from "../../core/text";
 
 /** One range in CNI host-local form. */
@@ -65,7 +66,9 @@ const strategies: readonly AllocationStrategy[] = ["round-robin", "lowest-free"]
  */
 export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; failures: Failure[] } {
   const failures: Failure[] = [];
-  const fail = (property: string, reason: string) => failures.push({ property: at + property, reason });
+  const fail = (property: string, reason: string, code?: IpamErrorCode) =>
+    failures.push(inputFailure(at + property, reason, code));
+  const failWith = (property: string, err: unknown) => failures.push(failureOf(at + property, err));
   const rangeSets: RangeSet[] = [];
   let node: ResolvedPool["node"];
 
@@ -83,7 +86,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
           static: Object.fromEntries(Object.entries(spec.static ?? {}).sort()),
         };
       } catch (e) {
-        fail(/static/.test(errorMessage(e)) ? "static" : "network", errorMessage(e));
+        failWith(/static/.test(errorMessage(e)) ? "static" : "network", e);
       }
     }
   } else if (spec.static !== undefined) {
@@ -101,7 +104,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
           range.canonicalize();
           ranges.push(range);
         } catch (e) {
-          fail(`ranges[${i}]`, errorMessage(e));
+          failWith(`ranges[${i}]`, e);
         }
       });
       if (ranges.length === spec.ranges.length) {
@@ -110,7 +113,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
           set.canonicalize();
           rangeSets.push(set);
         } catch (e) {
-          fail("ranges", errorMessage(e));
+          failWith("ranges", e);
         }
       }
     }
@@ -118,7 +121,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
     try {
       rangeSets.push(...loadIpamConfig(spec.cniConfig!).config.ranges);
     } catch (e) {
-      fail("cniConfig", errorMessage(e));
+      failWith("cniConfig", e);
     }
   }
 
@@ -127,7 +130,7 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
     try {
       exclude.push(x.includes("/") ? canonicalCidr(x) : canonicalAddress(x));
     } catch (e) {
-      fail(`exclude[${i}]`, errorMessage(e));
+      failWith(`exclude[${i}]`, e);
     }
   });
   const reserved: string[] = [];
@@ -135,11 +138,15 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
     try {
       const ip = canonicalAddress(x);
       if (rangeSets.length > 0 && !rangeSets.some((s) => s.contains(ip))) {
-        fail(`reserved[${i}]`, `${ip} is outside the pool's ranges (${rangeSets.join(" and ")})`);
+        fail(
+          `reserved[${i}]`,
+          `${ip} is outside the pool's ranges (${rangeSets.join(" and ")})`,
+          "NOT_IN_RANGE",
+        );
       }
       reserved.push(ip);
     } catch (e) {
-      fail(`reserved[${i}]`, errorMessage(e));
+      failWith(`reserved[${i}]`, e);
     }
   });
   if (spec.cloudReserved !== undefined) {

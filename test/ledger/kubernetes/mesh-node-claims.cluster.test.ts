@@ -71,12 +71,16 @@ describe("node addresses in a shared pool", () => {
       "a pool without a network (ErrNoNetwork)",
       { network: undefined, static: undefined, ranges: [{ subnet: "10.43.0.0/29" }] },
       /no network configured/,
+      "NO_NETWORK",
     ],
-    ["a pool without a ledger (ErrNoStorage)", { ledger: undefined }, /no storage configured/],
-  ])("refuses %s at check", async (_what, change, message) => {
+    ["a pool without a ledger (ErrNoStorage)", { ledger: undefined }, /no storage configured/, "NO_STORAGE"],
+  ])("refuses %s at check", async (_what, change, message, code) => {
     const news = inputs("c", "n9", { pool: poolRef("c", change) });
     const result = await check(news);
     expect(result.failures?.map((f) => f.reason).join()).toMatch(message);
+    expect(result.failures).toContainEqual(
+      expect.objectContaining({ reason: expect.stringMatching(message), code }),
+    );
   });
 
   it("reports POOL_EXHAUSTED naming the network when every address is taken", async () => {
@@ -85,6 +89,7 @@ describe("node addresses in a shared pool", () => {
     for (const n of nodes) expect((await check(inputs("d", n))).failures ?? []).toEqual([]);
     const full = await check(inputs("d", "x6"));
     expect(full.failures?.[0]?.reason).toMatch(/no free address left in network 10\.42\.0\.0\/29/);
+    expect(full.failures?.[0]).toMatchObject({ code: "POOL_EXHAUSTED" });
   });
 
   it("fault-injected: a listing that missed another stack's plan of the same node gives the node that address, never a second", async () => {

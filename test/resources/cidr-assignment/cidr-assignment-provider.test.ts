@@ -71,7 +71,9 @@ describe("CidrAssignment provider", () => {
     const { inputs: checked } = await provider.check({}, inputs({ failureDomain: "zone-a" }));
     expect(checked.hosts).toEqual(["node-a1"]);
     const { failures } = await provider.check({}, inputs({ failureDomain: "zone-z" }));
-    expect(failures).toEqual([{ property: "failureDomain", reason: 'no host in failure domain "zone-z"' }]);
+    expect(failures).toEqual([
+      { property: "failureDomain", reason: 'no host in failure domain "zone-z"', code: "PROVISIONER_FAILED" },
+    ]);
   });
 
   it("records who it is on the objects it changes (stack identity and URN), made once and kept", async () => {

@@ -97,7 +97,9 @@ describe("EgressIpAssignment provider", () => {
 
   it("reports a domain without hosts and credentials in the config as check failures", async () => {
     const { failures } = await provider.check({}, inputs({ failureDomain: "zone-z" }));
-    expect(failures).toEqual([{ property: "failureDomain", reason: 'no host in failure domain "zone-z"' }]);
+    expect(failures).toEqual([
+      { property: "failureDomain", reason: 'no host in failure domain "zone-z"', code: "PROVISIONER_FAILED" },
+    ]);
     const secret = await provider.check(
       {},
       inputs({ provisioner: { kind: "ovn", awsSecretAccessKey: "x" } }),

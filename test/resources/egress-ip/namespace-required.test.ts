@@ -23,6 +23,7 @@ describe("an EgressIpAssignment without a namespace", () => {
       {
         property: "namespace",
         reason: `the ${kind} provisioner gives the addresses to a namespace: set the EgressIp's namespace`,
+        code: "INVALID_INPUT",
       },
     ]);
   });

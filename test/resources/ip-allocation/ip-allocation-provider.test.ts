@@ -97,13 +97,13 @@ describe("IpAllocation provider: check", () => {
   });
 
   it.each([
-    ["an address outside the pool", { ip: "10.0.9.1" }, "ip", /10\.0\.9\.1/],
-    ["the gateway", { ip: "10.0.8.1" }, "ip", /10\.0\.8\.1/],
-    ["garbage", { ip: "10.0.8" }, "ip", /10\.0\.8/],
-    ["adopt without an address", { adopt: true }, "adopt", /set ip/],
-  ])("refuses %s, naming it", async (_what, over, property, reason) => {
+    ["an address outside the pool", { ip: "10.0.9.1" }, "ip", /10\.0\.9\.1/, "NOT_IN_RANGE"],
+    ["the gateway", { ip: "10.0.8.1" }, "ip", /10\.0\.8\.1/, "IP_UNAVAILABLE"],
+    ["garbage", { ip: "10.0.8" }, "ip", /10\.0\.8/, "INVALID_ADDRESS"],
+    ["adopt without an address", { adopt: true }, "adopt", /set ip/, "INVALID_INPUT"],
+  ])("refuses %s, naming it", async (_what, over, property, reason, code) => {
     const { failures } = await provider.check({}, news(over));
-    expect(failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
+    expect(failures).toEqual([{ property, reason: expect.stringMatching(reason), code }]);
   });
 
   it("never plans addresses the provisioner sees in use, and refuses requesting one unless adopted", async () => {
@@ -300,7 +300,9 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
         ip: "10.0.8.4",
       },
     );
-    expect(b.failures).toEqual([{ property: "pool", reason: expect.stringMatching(message) }]);
+    expect(b.failures).toEqual([
+      { property: "pool", reason: expect.stringMatching(message), code: "INVALID_STATE" },
+    ]);
     expect(b.inputs.ip).toBe("10.0.8.4");
     expect(b.inputs.seq).toBeUndefined();
   });
@@ -319,7 +321,11 @@ describe("IpAllocation provider: checks in any order plan in program order", () 
     const holders = encodeHolder({ owner: owner("w"), ip: null }, urnPrefix(owner("w")));
     const w = await provider.check({}, news({ owner: owner("w"), queue: { observers: [], holders } }));
     expect(w.failures).toEqual([
-      { property: "ip", reason: expect.stringMatching(/resolved to nothing.*plain string/) },
+      {
+        property: "ip",
+        reason: expect.stringMatching(/resolved to nothing.*plain string/),
+        code: "INVALID_INPUT",
+      },
     ]);
   });
 });

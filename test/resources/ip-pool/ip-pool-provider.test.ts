@@ -51,35 +51,45 @@ describe("IpPool provider", () => {
   });
 
   it.each([
-    ["neither ranges nor cniConfig", {}, "ranges", /exactly one of/],
+    ["neither ranges nor cniConfig", {}, "ranges", /exactly one of/, "INVALID_INPUT"],
     [
       "both ranges and cniConfig",
       { ranges: [{ subnet: "10.0.0.0/24" }], cniConfig: "{}" },
       "ranges",
       /exactly one/,
+      "INVALID_INPUT",
     ],
     [
       "overlapping ranges",
       { ranges: [{ subnet: "10.0.0.0/24" }, { subnet: "10.0.0.0/25" }] },
       "ranges",
       /overlap/,
+      "OVERLAPPING_RANGES",
     ],
     [
       "mixed families",
       { ranges: [{ subnet: "10.0.0.0/24" }, { subnet: "2001:db8::/64" }] },
       "ranges",
       /famil/i,
+      "MIXED_FAMILIES",
     ],
     [
       "a reserved IP outside the ranges",
       { ranges: [{ subnet: "10.0.0.0/24" }], reserved: ["10.0.1.1"] },
       "reserved[0]",
       /10\.0\.1\.1 is outside/,
+      "NOT_IN_RANGE",
     ],
-    ["a CNI config without ipam", { cniConfig: '{"cniVersion":"1.0.0","name":"n"}' }, "cniConfig", /ipam/],
-  ])("refuses %s", async (_what, news, property, reason) => {
+    [
+      "a CNI config without ipam",
+      { cniConfig: '{"cniVersion":"1.0.0","name":"n"}' },
+      "cniConfig",
+      /ipam/,
+      "INVALID_CONFIG",
+    ],
+  ])("refuses %s", async (_what, news, property, reason, code) => {
     const { failures } = await ipPoolProvider.check({}, news);
-    expect(failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
+    expect(failures).toEqual([{ property, reason: expect.stringMatching(reason), code }]);
   });
 
   it("accepts a dual-stack CNI config and sizes an IPv6 /64 without enumerating it", async () => {
