@@ -21,6 +21,7 @@ import {
   testKubeconfig,
   uniqueName,
 } from "../support/kube";
+import { documentedRoles, grantsOf } from "../support/documented-roles";
 import { createWorld, ec2Client, motoCredentials, startMoto } from "../support/moto";
 import { operatorWorld } from "../support/operator-world";
 
@@ -319,10 +320,10 @@ function tokenIssuingCluster(project: string): ExampleSpec["prepare"] {
 }
 
 /**
- * The example's writer did the writing and its token is nowhere in clear text in the state the
- * backend stores (the checkpoint file: `pulumi stack export` decrypts secrets). The API server marks
- * a token Secret `kubernetes.io/legacy-token-last-used` when its token authenticates a request, and
- * only the egress IP resources hold this one.
+ * The example's writer did the writing, holds exactly the documented grants, and its token is
+ * nowhere in clear text in the state the backend stores (the checkpoint file: `pulumi stack export`
+ * decrypts secrets). The API server marks a token Secret `kubernetes.io/legacy-token-last-used`
+ * when its token authenticates a request, and only the egress IP resources hold this one.
  */
 async function writerUsedAndKeptSecret(project: ExampleProject, outputs: Record<string, unknown>) {
   const [namespace, name] = (outputs.tokenSecret as string).split("/") as [string, string];
@@ -333,6 +334,21 @@ async function writerUsedAndKeptSecret(project: ExampleProject, outputs: Record<
     secret.metadata?.labels?.["kubernetes.io/legacy-token-last-used"],
     "the token was used",
   ).toBeTruthy();
+  // Least privilege: bound to exactly what the docs give ovn (and every kind), nothing else.
+  const [, , saNamespace, saName] = (outputs.egressWriter as string).split(":");
+  const roleNames = (await kube().rbac.listClusterRoleBinding()).items
+    .filter((b) =>
+      b.subjects?.some(
+        (s) => s.kind === "ServiceAccount" && s.namespace === saNamespace && s.name === saName,
+      ),
+    )
+    .map((b) => b.roleRef.name);
+  const bound = await Promise.all(roleNames.map((name) => kube().rbac.readClusterRole({ name })));
+  const documented = documentedRoles();
+  expect(
+    grantsOf(bound.flatMap((r) => r.rules ?? [])),
+    `grants of ${outputs.egressWriter as string}`,
+  ).toEqual(grantsOf(["egress-ipam-observe", "egress-ipam-ovn"].flatMap((n) => documented.get(n) ?? [])));
   const token = Buffer.from(encoded!, "base64").toString();
   const stored = fs.readFileSync(project.harness.checkpointFile, "utf8");
   expect(stored.length).toBeGreaterThan(0);
