@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A real Kubernetes control plane for the tests: etcd, kube-apiserver and kube-controller-manager
-# (namespace and garbage-collector controllers only) on 127.0.0.1, built by scripts/setup-kube.sh.
+# (namespace, garbage-collector and service-account token controllers only) on 127.0.0.1, built by
+# scripts/setup-kube.sh. The token controller fills in Secrets of type
+# kubernetes.io/service-account-token (token signed with the key the API server verifies, ca.crt).
 #
 #   scripts/kube-test-cluster.sh start   # idempotent; last line of stdout: the kubeconfig's path
 #   scripts/kube-test-cluster.sh stop    # stops the three by their recorded PIDs, removes the data
@@ -139,7 +141,8 @@ start() {
   write_kubeconfig "$kubeconfig" "$pki/ca.crt" "$api_port" "$admin_token" "$limited_token" "$contract_token"
   write_kubeconfig "$data/kcm.kubeconfig" "$pki/ca.crt" "$api_port" "$kcm_token" "$limited_token" "$contract_token"
   "$bin/kube-controller-manager" --kubeconfig "$data/kcm.kubeconfig" \
-    --controllers namespace-controller,garbage-collector-controller --leader-elect=false \
+    --controllers namespace-controller,garbage-collector-controller,serviceaccount-token-controller \
+    --service-account-private-key-file "$pki/sa.key" --root-ca-file "$pki/ca.crt" --leader-elect=false \
     --bind-address 127.0.0.1 --secure-port 0 --use-service-account-credentials=false --v 1 \
     </dev/null >"$data/kube-controller-manager.log" 2>&1 &
   echo $! >"$state/kube-controller-manager.pid"

@@ -3,6 +3,7 @@
 // cluster's kubeconfig where it talks to Kubernetes — it must preview the addresses `up` assigns,
 // apply, stay still on a second `up`, apply each step, and destroy without leaving anything behind.
 import type { KubernetesObject } from "@kubernetes/client-node";
+import * as fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ExampleProject,
@@ -20,6 +21,7 @@ import {
   testKubeconfig,
   uniqueName,
 } from "../support/kube";
+import { documentedRoles, grantsOf } from "../support/documented-roles";
 import { createWorld, ec2Client, motoCredentials, startMoto } from "../support/moto";
 import { operatorWorld } from "../support/operator-world";
 
@@ -32,6 +34,9 @@ function plannedIps(preview: PreviewResult): Record<string, unknown> {
     }),
   );
 }
+
+/** How the engine shows a value preview cannot know. */
+const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /** Addresses the allocations hold in state, by URN. */
 const heldIps = (resources: StateResource[]) =>
@@ -59,6 +64,13 @@ interface ExampleSpec {
   check?: (outputs: Record<string, Record<string, unknown>>) => void;
   /** Each stack is destroyed before the next comes up (variants that cannot share the cluster). */
   oneAtATime?: boolean;
+  /**
+   * The provisioners' kubeconfig is an output of a resource the first `up` makes: its preview
+   * cannot know an address (every later preview plans them exactly).
+   */
+  kubeconfigFromUp?: boolean;
+  /** Checks of one stack after its steps, before it is destroyed (the cluster, the stored state). */
+  checkStack?: (project: ExampleProject, outputs: Record<string, unknown>) => Promise<void>;
 }
 
 /** Nodes (two per zone, Ready, with a run label) and, for OpenShift SDN, their HostSubnets. */
@@ -267,6 +279,84 @@ function eksNodes(project: string): ExampleSpec["prepare"] {
   };
 }
 
+/**
+ * The Nodes of {@link clusterNodes} and the test cluster's API server as the example's `server`,
+ * once the cluster is seen filling in service-account tokens (its token controller runs): without
+ * it, pulumi-kubernetes gives up on the token Secret after 5 s with a less telling message.
+ */
+function tokenIssuingCluster(project: string): ExampleSpec["prepare"] {
+  return async () => {
+    const ns = await freshNamespace("token");
+    try {
+      await kube().core.createNamespacedServiceAccount({
+        namespace: ns,
+        body: { metadata: { name: "probe" } },
+      });
+      await kube().core.createNamespacedSecret({
+        namespace: ns,
+        body: {
+          metadata: { name: "probe", annotations: { "kubernetes.io/service-account.name": "probe" } },
+          type: "kubernetes.io/service-account-token",
+        },
+      });
+      await expect
+        .poll(
+          async () => (await kube().core.readNamespacedSecret({ name: "probe", namespace: ns })).data?.token,
+          {
+            timeout: 15_000,
+            message:
+              "the test cluster fills in no service-account tokens: it was started before " +
+              "scripts/kube-test-cluster.sh ran the token controller; stop it and start it again",
+          },
+        )
+        .toBeTruthy();
+    } finally {
+      await kube().core.deleteNamespace({ name: ns });
+    }
+    const base = (await clusterNodes(project, false)!())!;
+    const server = kube().config.getCurrentCluster()!.server;
+    return { ...base, config: (c) => ({ ...base.config(c), [`${project}:server`]: server }) };
+  };
+}
+
+/**
+ * The example's writer did the writing, holds exactly the documented grants, and its token is
+ * nowhere in clear text in the state the backend stores (the checkpoint file: `pulumi stack export`
+ * decrypts secrets). The API server marks a token Secret `kubernetes.io/legacy-token-last-used`
+ * when its token authenticates a request, and only the egress IP resources hold this one.
+ */
+async function writerUsedAndKeptSecret(project: ExampleProject, outputs: Record<string, unknown>) {
+  const [namespace, name] = (outputs.tokenSecret as string).split("/") as [string, string];
+  const secret = await kube().core.readNamespacedSecret({ name, namespace });
+  const encoded = secret.data?.token;
+  expect(encoded, `token of ${namespace}/${name}`).toBeTruthy();
+  expect(
+    secret.metadata?.labels?.["kubernetes.io/legacy-token-last-used"],
+    "the token was used",
+  ).toBeTruthy();
+  // Least privilege: bound to exactly what the docs give ovn (and every kind), nothing else.
+  const [, , saNamespace, saName] = (outputs.egressWriter as string).split(":");
+  const roleNames = (await kube().rbac.listClusterRoleBinding()).items
+    .filter((b) =>
+      b.subjects?.some(
+        (s) => s.kind === "ServiceAccount" && s.namespace === saNamespace && s.name === saName,
+      ),
+    )
+    .map((b) => b.roleRef.name);
+  const bound = await Promise.all(roleNames.map((name) => kube().rbac.readClusterRole({ name })));
+  const documented = documentedRoles();
+  expect(
+    grantsOf(bound.flatMap((r) => r.rules ?? [])),
+    `grants of ${outputs.egressWriter as string}`,
+  ).toEqual(grantsOf(["egress-ipam-observe", "egress-ipam-ovn"].flatMap((n) => documented.get(n) ?? [])));
+  const token = Buffer.from(encoded!, "base64").toString();
+  const stored = fs.readFileSync(project.harness.checkpointFile, "utf8");
+  expect(stored.length).toBeGreaterThan(0);
+  // The token (a JWT: nothing in it that JSON escapes) and its base64 form, as the Secret has it.
+  for (const [what, text] of Object.entries({ token, "the token in base64": encoded! }))
+    expect(stored.includes(text), `${what} in ${project.harness.checkpointFile}`).toBe(false);
+}
+
 const listObjectNames = async (apiVersion: string, kind: string) =>
   ((await kube().objects.list(apiVersion, kind)).items as KubernetesObject[]).map((o) => o.metadata?.name);
 
@@ -275,6 +365,13 @@ const operatorAssigned: Record<string, string[]> = {};
 const specs: Record<string, ExampleSpec> = {
   antrea: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-antrea", false) },
   "cilium-eks": { stacks: ["dev"], kube: true, prepare: eksNodes("egress-ipam-cilium-eks") },
+  "cluster-access": {
+    stacks: ["dev"],
+    kube: true,
+    prepare: tokenIssuingCluster("egress-ipam-cluster-access"),
+    kubeconfigFromUp: true,
+    checkStack: writerUsedAndKeptSecret,
+  },
   "migrate-from-operator": {
     stacks: ["dev"],
     kube: true,
@@ -363,7 +460,13 @@ describe.each(Object.keys(specs).sort())("example %s, with pulumi in its folder"
       await h.up();
       const held = heldIps(await h.resources());
       expect(Object.keys(held).length, stackName).toBeGreaterThan(0);
-      expect(held, `${stackName}: up holds what preview showed`).toEqual(planned);
+      if (spec.kubeconfigFromUp) {
+        expect(Object.keys(held).sort(), `${stackName}: up makes what preview showed`).toEqual(
+          Object.keys(planned).sort(),
+        );
+        // Not planned (absent, or shown as unknown): the kubeconfig it is observed with is unknown.
+        for (const [urn, ip] of Object.entries(planned)) expect([undefined, unknown], urn).toContain(ip);
+      } else expect(held, `${stackName}: up holds what preview showed`).toEqual(planned);
       expect(changesOf((await h.up()).summary.resourceChanges), `${stackName}: second up`).toEqual({});
 
       for (const step of project.steps().filter((s) => project.stepChanges(s))) {
@@ -383,6 +486,7 @@ describe.each(Object.keys(specs).sort())("example %s, with pulumi in its folder"
       outputs[stackName] = Object.fromEntries(
         Object.entries(await (await h.project()).outputs()).map(([k, v]) => [k, v.value]),
       );
+      await spec.checkStack?.(project, outputs[stackName]);
       if (spec.oneAtATime) await destroy(project);
     }
     spec.check?.(outputs);
