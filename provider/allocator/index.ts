@@ -18,6 +18,7 @@ export { MemoryStore, type MemoryStoreSeed } from "./memory-store";
 export type { AllocationStrategy, TakenAddresses } from "./pool-layout";
 export { IpAllocator, type Allocation, type IpAllocatorOptions } from "./ip-allocator";
 export { nextFree, type NextFreeOptions } from "./next-free";
+export { checkBlock, nextFreeBlock, type NextFreeBlockOptions } from "./next-free-block";
 export { freeCount, poolCapacity } from "./pool-capacity";
 export { cloudReservedAddresses, type CloudProvider } from "./cloud-reserved";
 export { loadIpamConfig, type IpamConfig, type IpamRoute, type LoadedIpamConfig } from "./ipam-config";

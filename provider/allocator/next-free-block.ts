@@ -1,0 +1,292 @@
+import { type AddressFamily, familyBits, familyName, formatAddress } from "./address";
+import { exclusionSet, parseAddressBlock } from "./exclusions";
+import { IpamError } from "../core/ipam-error";
+import { firstAbsentIn, IntervalSet, type ReadonlyIntervalSet } from "./interval-set";
+import { type AllocationStrategy, checkStrategy, type TakenAddresses, takenIntervals } from "./pool-layout";
+import { formatPrefix, hostBitsError, hostMask, parsePrefix } from "./prefix";
+import { resolveRange } from "./range";
+import type { RangeSet } from "./range-set";
+import { shown } from "../core/text";
+
+/** Input of {@link nextFreeBlock}. */
+export interface NextFreeBlockOptions {
+  /** The pool; canonicalized in place if it is not yet. Blocks come from the subnets of its ranges. */
+  rangeSet: RangeSet;
+  /** The block's prefix length, e.g. 24; an integer from 0 to 32 (IPv4) or 128 (IPv6). */
+  prefixLength: number;
+  /** CIDRs or single addresses no block may contain; entries of the other family are ignored. */
+  exclude?: Iterable<string>;
+  /**
+   * Held addresses and blocks (a block is held as its whole interval): strings (addresses or
+   * CIDRs), an AddressSet or an IntervalSet.
+   */
+  taken?: TakenAddresses | Iterable<string>;
+  /** Default `round-robin`. */
+  strategy?: AllocationStrategy;
+  /**
+   * Round-robin: the last block handed out (a CIDR) or an address; the search starts just after its
+   * last address and wraps. Ignored when of the other family or outside every subnet.
+   */
+  cursor?: string;
+}
+
+/**
+ * The next free aligned block of a pool, without reserving anything: a pure function of the pool,
+ * the exclusions, the taken addresses and blocks, and the cursor — the block counterpart of
+ * {@link nextFree}.
+ *
+ * The space blocks come from is the union of the range set's range *subnets*: a range
+ * `{subnet: "10.0.0.0/8"}` gives blocks from all of 10.0.0.0/8, 10.0.0.0/16 included. rangeStart,
+ * rangeEnd and the gateway are host-local's conventions for single addresses and do not restrict
+ * blocks. A block lies wholly inside one subnet (a subnet inside another range's subnet adds
+ * nothing), is aligned (its network address has no host bits), contains no excluded address and
+ * overlaps nothing taken. A block longer than a subnet (a /8 out of a /16) is simply not found there.
+ *
+ * - `round-robin` (default) is first fit after the cursor: the first free block whose network
+ *   address is after the cursor's last address, walking the subnets in range-set order and wrapping
+ *   to the first (blocks at or before the cursor in its own subnet come last); without a cursor, the
+ *   first fit from the start. A released block is not handed out again at once.
+ * - `lowest-free` is best fit, to keep large blocks whole: the free space is cut into its maximal
+ *   aligned free blocks (the CIDR decomposition of each free hole); the smallest of those that can
+ *   hold the requested length wins (on a tie, the lowest address) and its lowest sub-block of that
+ *   length is returned. With 10.0.0.0/26 of 10.0.0.0/24 taken, a /26 is 10.0.0.64/26, which leaves
+ *   10.0.0.128/25 whole.
+ *
+ * Never enumerates addresses or candidate blocks: each step jumps over a whole taken or excluded
+ * interval and aligns up. First fit costs O(log n) per hole crossed; best fit walks every free hole
+ * of the pool, O(h · bits) for h holes (it stops early at the lowest exact fit).
+ *
+ * @returns the block as canonical CIDR text, e.g. `10.20.3.0/24` or `2001:db8:0:5::/64`.
+ * @throws IpamError POOL_EXHAUSTED naming the length and the set when no block fits; INVALID_CONFIG
+ *   for a prefix length that is not an integer from 0 to the family's bits, or an unknown strategy;
+ *   INVALID_ADDRESS / HOST_BITS_SET for a bad cursor, exclusion or taken entry; any range-set
+ *   canonicalize error.
+ */
+export function nextFreeBlock(options: NextFreeBlockOptions): string {
+  const strategy = checkStrategy(options.strategy);
+  const space = blockSpace(options.rangeSet, options.exclude);
+  const size = blockSize(space.family, options.prefixLength);
+  let cursor: bigint | undefined;
+  if (options.cursor !== undefined) {
+    const c = parseAddressBlock(options.cursor, "cursor");
+    if (c.family === space.family) cursor = c.last;
+  }
+  const taken = takenBlocks(options.taken, space.family);
+  const found =
+    strategy === "lowest-free" ? bestFit(space, size, taken) : firstFit(space, size, taken, cursor);
+  if (found === undefined) {
+    throw new IpamError("POOL_EXHAUSTED", `no free /${options.prefixLength} block left in ${space.label}`);
+  }
+  return formatPrefix(space.family, found, options.prefixLength);
+}
+
+/**
+ * Validates a requested block against the same rules as {@link nextFreeBlock} (any prefix length the
+ * family allows; no strategy, no cursor).
+ *
+ * @returns the block as canonical CIDR text.
+ * @throws IpamError INVALID_ADDRESS when `cidr` is not a CIDR; HOST_BITS_SET naming the network
+ *   address to use; NOT_IN_RANGE naming the block and the set when it is of the other family or not
+ *   wholly inside one range's subnet; IP_UNAVAILABLE naming the block and what it overlaps when it
+ *   contains an excluded address or overlaps a taken address or block; any error of `exclude`,
+ *   `taken` or the range set as in {@link nextFreeBlock}.
+ */
+export function checkBlock(options: {
+  rangeSet: RangeSet;
+  cidr: string;
+  exclude?: Iterable<string>;
+  taken?: TakenAddresses | Iterable<string>;
+}): string {
+  const space = blockSpace(options.rangeSet, options.exclude);
+  const p = parsePrefix(options.cidr, "block");
+  if (p.address !== p.network) throw hostBitsError("block", options.cidr, p);
+  const cidr = formatPrefix(p.family, p.network, p.prefixLength);
+  if (p.family !== space.family) {
+    throw new IpamError(
+      "NOT_IN_RANGE",
+      `block ${cidr} is ${familyName(p.family)} but ${space.label} is ${familyName(space.family)}`,
+    );
+  }
+  if (!space.subnets.some((s) => p.network >= s.start && p.last <= s.end)) {
+    throw new IpamError("NOT_IN_RANGE", `block ${cidr} is not inside one subnet of ${space.label}`);
+  }
+  const conflicts: [ReadonlyIntervalSet, string][] = [
+    [space.blocked, "excluded"],
+    [takenBlocks(options.taken, space.family), "taken"],
+  ];
+  for (const [set, what] of conflicts) {
+    const hit = set.intervals(p.network, p.last).next();
+    if (hit.done) continue;
+    const [s, e] = hit.value;
+    const why =
+      s === p.network && e === p.last
+        ? `is ${what}`
+        : `${what === "taken" ? "overlaps" : "contains"} ${what} ${formatSpan(p.family, s, e)}`;
+    throw new IpamError("IP_UNAVAILABLE", `block ${cidr} ${why} in ${space.label}`);
+  }
+  return cidr;
+}
+
+/** One subnet blocks are carved from: an aligned inclusive interval. */
+interface Subnet {
+  readonly start: bigint;
+  readonly end: bigint;
+}
+
+/** A pool compiled for block search: the outermost subnets in range-set order, and the exclusions. */
+interface BlockSpace {
+  readonly family: AddressFamily;
+  readonly subnets: readonly Subnet[];
+  readonly blocked: ReadonlyIntervalSet;
+  /** How messages name the pool: "range set 10.0.0.0-10.0.255.255" (the subnets, not the ranges). */
+  readonly label: string;
+}
+
+function blockSpace(rangeSet: RangeSet, exclude: Iterable<string> | undefined): BlockSpace {
+  rangeSet.canonicalize();
+  const all = rangeSet.ranges.map((r) => {
+    const x = resolveRange(r);
+    return { family: x.family, start: x.network, end: x.network | hostMask(x.family, x.prefixLength) };
+  });
+  const family = all[0]?.family ?? 4;
+  // CIDRs nest or are disjoint: keep each subnet once (where it first appears) and none that lies
+  // inside another range's subnet.
+  const inside = (a: Subnet, b: Subnet): boolean => a.start >= b.start && a.end <= b.end;
+  const subnets = all.filter(
+    (a, i) => !all.some((b, j) => j !== i && inside(a, b) && (j < i || !inside(b, a))),
+  );
+  const label = `range set ${subnets.map((s) => `${formatAddress(family, s.start)}-${formatAddress(family, s.end)}`).join(",")}`;
+  return { family, subnets, blocked: exclusionSet(family, exclude), label };
+}
+
+/** The number of addresses in a block of `prefixLength`. @throws IpamError INVALID_CONFIG. */
+function blockSize(family: AddressFamily, prefixLength: unknown): bigint {
+  const bits = familyBits(family);
+  if (
+    typeof prefixLength !== "number" ||
+    !Number.isInteger(prefixLength) ||
+    prefixLength < 0 ||
+    prefixLength > bits
+  ) {
+    throw new IpamError(
+      "INVALID_CONFIG",
+      `block prefix length ${shown(prefixLength)} is not an integer from 0 to ${bits} (${familyName(family)})`,
+    );
+  }
+  return 1n << BigInt(bits - prefixLength);
+}
+
+/**
+ * Taken entries as intervals of `family`: an AddressSet or IntervalSet as {@link takenIntervals}
+ * reads it; strings may also be CIDRs, each held as its whole block.
+ */
+function takenBlocks(
+  taken: TakenAddresses | Iterable<string> | undefined,
+  family: AddressFamily,
+): ReadonlyIntervalSet {
+  const x = taken as { intervalsOf?: unknown; nextAbsent?: unknown } | undefined;
+  if (x === undefined || typeof x.intervalsOf === "function" || typeof x.nextAbsent === "function") {
+    return takenIntervals(taken, family);
+  }
+  const set = new IntervalSet();
+  for (const text of taken as Iterable<string>) {
+    const b = parseAddressBlock(text, "taken entry");
+    if (b.family === family) set.add(b.first, b.last);
+  }
+  return set;
+}
+
+/** First fit: see {@link nextFreeBlock}'s `round-robin`. */
+function firstFit(
+  space: BlockSpace,
+  size: bigint,
+  taken: ReadonlyIntervalSet,
+  cursor?: bigint,
+): bigint | undefined {
+  const { subnets } = space;
+  const n = subnets.length;
+  const at = cursor === undefined ? -1 : subnets.findIndex((s) => cursor >= s.start && cursor <= s.end);
+  // From a cursor in subnet `at`: the rest of `at`, the following subnets wrapping around, then the
+  // blocks of `at` whose network address is not after the cursor. Otherwise: every subnet in order.
+  for (let k = 0; k < (at < 0 ? n : n + 1); k++) {
+    const s = subnets[at < 0 ? k : (at + k) % n] as Subnet;
+    if (size > s.end - s.start + 1n) continue;
+    const from = at >= 0 && k === 0 ? (cursor as bigint) + 1n : s.start;
+    const limit = at >= 0 && k === n ? (cursor as bigint) : s.end;
+    for (const [holeStart, holeEnd] of holes(from, s.end, space.blocked, taken)) {
+      const c = alignUp(holeStart, size);
+      if (c > limit) break;
+      if (c + size - 1n <= holeEnd) return c;
+    }
+  }
+  return undefined;
+}
+
+/** Best fit: see {@link nextFreeBlock}'s `lowest-free`. */
+function bestFit(space: BlockSpace, size: bigint, taken: ReadonlyIntervalSet): bigint | undefined {
+  let best: { start: bigint; size: bigint } | undefined;
+  // Ascending address order, so the first exact fit is the answer and ties keep the lowest.
+  const subnets = [...space.subnets].sort((a, b) => (a.start < b.start ? -1 : 1));
+  for (const s of subnets) {
+    if (size > s.end - s.start + 1n) continue;
+    for (const [holeStart, holeEnd] of holes(s.start, s.end, space.blocked, taken)) {
+      for (const block of cidrBlocks(holeStart, holeEnd)) {
+        if (block.size < size || (best !== undefined && block.size >= best.size)) continue;
+        if (block.size === size) return block.start;
+        best = block;
+      }
+    }
+  }
+  return best?.start;
+}
+
+/**
+ * The maximal intervals of `[from, to]` in neither `a` nor `b`, ascending. Each step is O(log n) and
+ * jumps over a whole interval of one set.
+ */
+function* holes(
+  from: bigint,
+  to: bigint,
+  a: ReadonlyIntervalSet,
+  b: ReadonlyIntervalSet,
+): Generator<[bigint, bigint]> {
+  let x = from;
+  while (x <= to) {
+    const start = firstAbsentIn(x, to, a, b);
+    if (start === undefined) return;
+    let end = to;
+    for (const set of [a, b]) {
+      const next = set.intervals(start, end).next();
+      if (!next.done) end = next.value[0] - 1n;
+    }
+    yield [start, end];
+    x = end + 1n;
+  }
+}
+
+/** The CIDR decomposition of `[start, end]`: its maximal aligned blocks, ascending. */
+function* cidrBlocks(start: bigint, end: bigint): Generator<{ start: bigint; size: bigint }> {
+  for (let s = start; s <= end;) {
+    const room = end - s + 1n;
+    // The largest power of two dividing s (all of the space for s = 0), shrunk until it fits.
+    let size = s === 0n ? 1n << BigInt(room.toString(2).length - 1) : s & -s;
+    while (size > room) size >>= 1n;
+    yield { start: s, size };
+    s += size;
+  }
+}
+
+function alignUp(value: bigint, size: bigint): bigint {
+  const mask = size - 1n;
+  return (value + mask) & ~mask;
+}
+
+/** `a`, `a/len` when the span is an aligned block, else `a-b`. */
+function formatSpan(family: AddressFamily, start: bigint, end: bigint): string {
+  if (start === end) return formatAddress(family, start);
+  const size = end - start + 1n;
+  if ((size & (size - 1n)) === 0n && (start & (size - 1n)) === 0n) {
+    return formatPrefix(family, start, familyBits(family) - (size.toString(2).length - 1));
+  }
+  return `${formatAddress(family, start)}-${formatAddress(family, end)}`;
+}
