@@ -10,6 +10,7 @@ export {
   type PoolRef,
 } from "./resources/ip-pool/ip-pool";
 export { IpAllocation, type IpAllocationArgs } from "./resources/ip-allocation/ip-allocation";
+export { PrefixAllocation, type PrefixAllocationArgs } from "./resources/prefix-allocation/prefix-allocation";
 export {
   EgressIp,
   EgressIpAssignment,
@@ -25,4 +26,4 @@ export type {
 export type { ProvisionerArgs } from "./resources/secret-kubeconfig";
 export { typeToken } from "./resources/context";
 export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";
-export type { RangeArgs } from "./resources/pool/pool-spec";
+export type { PrefixLengthRule, RangeArgs } from "./resources/pool/pool-spec";

@@ -59,6 +59,16 @@ export class AddressSet implements ReadonlyAddressSet {
     return this.#of(family).delete(value) > 0n;
   }
 
+  /** Adds every address of `[start, end]` (a block); returns how many were not already present. */
+  addRange(family: AddressFamily, start: bigint, end: bigint): bigint {
+    return this.#of(family).add(start, end);
+  }
+
+  /** Removes every address of `[start, end]` (a block); returns how many were present. */
+  deleteRange(family: AddressFamily, start: bigint, end: bigint): bigint {
+    return this.#of(family).delete(start, end);
+  }
+
   /** The live ordered interval view of one family. */
   intervalsOf(family: AddressFamily): ReadonlyIntervalSet {
     return this.#of(family);

@@ -21,6 +21,9 @@
  *   an address of the pool's ranges, or add its subnet to the pool.
  * - `IP_UNAVAILABLE`: a requested address is a gateway, excluded, or held by someone else. Do: request
  *   another address, or leave `ip` out so that the pool plans a free one.
+ * - `PREFIX_NOT_ALLOWED`: a block's prefix length is outside its pool's `prefixLengths` rule, or the
+ *   pool has no rule and the block gives no length. Do: ask for a length the rule allows (the
+ *   message names the rule), or change the pool's rule.
  * - `POOL_EXHAUSTED`: no allocatable address is left. Do: release addresses of the pool, or add a
  *   range to it.
  * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set. Do: release it first,
@@ -95,6 +98,7 @@ export type IpamErrorCode =
   | "OVERLAPPING_RANGES"
   | "NOT_IN_RANGE"
   | "IP_UNAVAILABLE"
+  | "PREFIX_NOT_ALLOWED"
   | "POOL_EXHAUSTED"
   | "DUPLICATE_ALLOCATION"
   | "INVALID_CONFIG"

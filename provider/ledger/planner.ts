@@ -1,5 +1,6 @@
 import type { AddressSet } from "../allocator";
 import { IpamError } from "../core/ipam-error";
+import { anyTaken, describeEntry, freeEntry, isBlock, takeEntry } from "./held-entry";
 import type { Plan, PlanRequest } from "./ledger";
 
 /** An address a ledger records for one holder, with its place in the allocation order. */
@@ -26,7 +27,10 @@ export interface PoolView {
   latest: readonly string[];
   /** The highest `seq` of any live allocation (0 when there is none). */
   maxSeq: number;
-  /** The holder of `ip` when it is held by someone other than `owner`. */
+  /**
+   * The holder of `ip` (an address or a block) when someone other than `owner` holds it or, for a
+   * block, anything overlapping it; `adoptable` only when that holder holds exactly `ip`.
+   */
   otherHolder(ip: string, owner: string): OtherHolder | undefined;
   /** Added to an exhausted pool's message (e.g. how many addresses a shared pool has held). */
   exhaustedNote?: string;
@@ -59,14 +63,14 @@ export const adoptHint = "; set adopt: true to take it over";
  * @throws IpamError IP_UNAVAILABLE for a requested address of another owner; POOL_EXHAUSTED.
  */
 export function planAddresses(req: PlanRequest, view: PoolView): Plan {
-  for (const ip of req.adopt ? [] : (req.requested ?? [])) {
+  // `adopt` takes over an entry exactly as held: a block overlapping another holder's is refused.
+  for (const ip of (req.requested ?? []).filter((e) => !req.adopt || isBlock(e))) {
     const other = view.otherHolder(ip, req.owner);
-    if (other) {
+    if (other && !(req.adopt && other.adoptable)) {
       const hint = other.adoptable ? adoptHint : "";
-      throw new IpamError(
-        "IP_UNAVAILABLE",
-        `requested address ${ip} in ${view.what} is held by ${other.name}${hint}`,
-      );
+      const what = isBlock(ip) ? describeEntry(ip) : `address ${ip}`;
+      const held = isBlock(ip) && !other.adoptable ? "overlaps what is held by" : "is held by";
+      throw new IpamError("IP_UNAVAILABLE", `requested ${what} in ${view.what} ${held} ${other.name}${hint}`);
     }
   }
   const seq = req.requested ? 0 : view.maxSeq + 1;
@@ -76,12 +80,12 @@ export function planAddresses(req: PlanRequest, view: PoolView): Plan {
   try {
     for (let i = 0; i < count; i++) {
       const ip = req.requested ? req.requested[i]! : req.choose(view.taken, view.latest, i);
-      if (!view.taken.has(ip)) added.push(ip);
-      view.taken.add(ip);
+      if (!anyTaken(view.taken, ip)) added.push(ip);
+      takeEntry(view.taken, ip);
       ips.push(ip);
     }
   } catch (e) {
-    for (const ip of added) view.taken.delete(ip);
+    for (const ip of added) freeEntry(view.taken, ip);
     if (e instanceof IpamError && e.code === "POOL_EXHAUSTED" && view.exhaustedNote) {
       throw new IpamError("POOL_EXHAUSTED", `${e.message} (${view.exhaustedNote})`);
     }

@@ -12,6 +12,7 @@ import { isUnknown } from "../core/unknowns";
 export type Shape =
   | { kind: "string"; what: string; max: number }
   | { kind: "boolean" }
+  | { kind: "integer"; what: string }
   | { kind: "list"; what: string; of: Shape; max: number }
   | { kind: "map"; what: string; of: Shape }
   | {
@@ -27,6 +28,9 @@ export type Shape =
  * @param what - what it is, for messages, e.g. `an IPv4 or IPv6 address`.
  */
 export const text = (what: string, max = 253): Shape => ({ kind: "string", what, max });
+
+/** A whole number (what it is, for messages: e.g. `a prefix length such as 24`). */
+export const integer = (what: string): Shape => ({ kind: "integer", what });
 
 /** `true` or `false`. */
 export const flag: Shape = { kind: "boolean" };
@@ -78,6 +82,9 @@ function visit(value: unknown, shape: Shape, at: string, out: Failure[]): void {
   switch (shape.kind) {
     case "boolean":
       if (typeof value !== "boolean") fail("true or false");
+      return;
+    case "integer":
+      if (typeof value !== "number" || !Number.isInteger(value)) fail(`${shape.what} (a whole number)`);
       return;
     case "string":
       if (typeof value !== "string") return void fail(`${shape.what} (a string), not ${typeName(value)}`);

@@ -1,5 +1,5 @@
 import { provisionerKinds } from "../provisioners/provisioner-config";
-import { flag, listOf, mapOf, record, text, type Shape } from "./input-shape";
+import { flag, integer, listOf, mapOf, record, text, type Shape } from "./input-shape";
 
 // The inputs each resource's `check` receives, by shape: what its class passes (user arguments and
 // the values the class adds), checked before any other code reads them: types, lists, objects and
@@ -45,6 +45,11 @@ const poolSpec = {
   cloudReserved: text('"aws"', 40),
   network: cidr,
   static: mapOf("node IDs mapped to their addresses", address),
+  prefixLengths: record("a prefix length rule such as { min: 16, max: 28, default: 24 }", {
+    min: integer("a prefix length such as 16"),
+    max: integer("a prefix length such as 28"),
+    default: integer("a prefix length such as 24"),
+  }),
   ledger,
 };
 
@@ -92,6 +97,13 @@ export const ipAllocationInputs: Shape = record(
       { required: ["namespace"] },
     ),
   },
+  { open: true },
+);
+
+/** PrefixAllocation's inputs. */
+export const prefixAllocationInputs: Shape = record(
+  "a PrefixAllocation",
+  { pool: poolRef, cidr, prefixLength: integer("a prefix length such as 24"), adopt: flag },
   { open: true },
 );
 

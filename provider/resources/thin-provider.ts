@@ -5,6 +5,7 @@ import type * as pulumi from "@pulumi/pulumi";
 const shims: Record<string, () => pulumi.dynamic.ResourceProvider> = {
   IpPool: () => require("../shims/ip-pool"),
   IpAllocation: () => require("../shims/ip-allocation"),
+  PrefixAllocation: () => require("../shims/prefix-allocation"),
   EgressIpAssignment: () => require("../shims/egress-ip-assignment"),
   CidrAssignment: () => require("../shims/cidr-assignment"),
   echo: () => require("../shims/echo"),

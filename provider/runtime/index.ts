@@ -7,6 +7,7 @@ import { cidrAssignmentProvider } from "../resources/cidr-assignment/cidr-assign
 import { egressIpAssignmentProvider } from "../resources/egress-ip/egress-ip-assignment-provider";
 import { ipAllocationProvider } from "../resources/ip-allocation/ip-allocation-provider";
 import { ipPoolProvider } from "../resources/ip-pool/ip-pool-provider";
+import { prefixAllocationProvider } from "../resources/prefix-allocation/prefix-allocation-provider";
 import type { ProviderImpl } from "../resources/provider-props";
 import { engineMessages } from "./engine-messages";
 import { codedMessage, IpamError } from "../core/ipam-error";
@@ -22,6 +23,7 @@ const wrapped = (impl: ProviderImpl) => counted(engineMessages(warnWhenStoredByV
 const safe = {
   IpPool: wrapped(ipPoolProvider),
   IpAllocation: wrapped(ipAllocationProvider),
+  PrefixAllocation: wrapped(prefixAllocationProvider),
   EgressIpAssignment: wrapped(egressIpAssignmentProvider),
   CidrAssignment: wrapped(cidrAssignmentProvider),
 };
@@ -32,6 +34,7 @@ exitWhenEngineGone();
 const providers: Record<string, () => ProviderImpl> = {
   IpPool: () => safe.IpPool,
   IpAllocation: () => safe.IpAllocation,
+  PrefixAllocation: () => safe.PrefixAllocation,
   EgressIpAssignment: () => safe.EgressIpAssignment,
   CidrAssignment: () => safe.CidrAssignment,
   // The test resources Echo and NoopAllocation live in the `testing` export, loaded only when one asks for it

@@ -5,6 +5,7 @@ import { heldPlan, leftToItsOwnCheck, planAddresses, type Held } from "../planne
 import { defaultLockTimings, inProcessLocker, withLock, type LockConfig } from "../locker";
 import { forget, shared } from "../../core/process-registry";
 import { exportStackResources, isStackMissing, type CheckpointResource } from "./stack-checkpoint";
+import { anyTaken, entriesOverlap, entrySpan, freeEntry, isBlock, takeEntry } from "../held-entry";
 
 /** Settings of {@link stackLedger}. */
 export interface StackLedgerOptions {
@@ -40,7 +41,7 @@ class PoolBook {
     this.byIp.set(ip, owner);
     this.byOwner.set(owner, (this.byOwner.get(owner) ?? new Set()).add(ip));
     this.seqOf.set(owner, Math.max(seq, this.seqOf.get(owner) ?? 0));
-    this.taken.add(ip);
+    takeEntry(this.taken, ip);
     if (seq === 0) return;
     if (seq > this.maxSeq) {
       this.maxSeq = seq;
@@ -54,13 +55,30 @@ class PoolBook {
     const owner = this.byIp.get(ip);
     if (owner !== undefined) this.byOwner.get(owner)?.delete(ip);
     this.byIp.delete(ip);
-    this.taken.delete(ip);
+    freeEntry(this.taken, ip);
+  }
+
+  /**
+   * Another holder of `ip` (an address or a block) than `owner`: of exactly that entry, else of any
+   * entry overlapping it (`exact` false). Entries overlap rarely, so the scan only runs when the
+   * taken set says some address of `ip` is held.
+   */
+  other(ip: string, owner: string): { holder: string; exact: boolean } | undefined {
+    const holder = this.byIp.get(ip);
+    if (holder !== undefined) return holder === owner ? undefined : { holder, exact: true };
+    if (!anyTaken(this.taken, ip)) return undefined;
+    const span = entrySpan(ip);
+    for (const [entry, h] of this.byIp) {
+      if (h !== owner && entriesOverlap(span, entrySpan(entry))) return { holder: h, exact: false };
+    }
+    return undefined;
   }
 
   conflict(ip: string, owner: string, pool: string, what: string, hint = ""): IpamError | undefined {
-    const holder = this.byIp.get(ip);
-    if (holder === undefined || holder === owner) return undefined;
-    return new IpamError("IP_UNAVAILABLE", `${what} ${ip} in pool ${pool} is held by ${holder}${hint}`);
+    const other = this.other(ip, owner);
+    if (other === undefined) return undefined;
+    const held = other.exact ? "is held by" : "overlaps what is held by";
+    return new IpamError("IP_UNAVAILABLE", `${what} ${ip} in pool ${pool} ${held} ${other.holder}${hint}`);
   }
 
   /** The owner's addresses with their `seq`. */
@@ -86,8 +104,8 @@ class PoolBook {
       latest: this.latest,
       maxSeq: this.maxSeq,
       otherHolder: (ip, owner) => {
-        const holder = this.byIp.get(ip);
-        return holder === undefined || holder === owner ? undefined : { name: holder, adoptable: true };
+        const other = this.other(ip, owner);
+        return other && { name: other.holder, adoptable: other.exact };
       },
     });
     for (const ip of plan.ips) this.hold(ip, req.owner, plan.seq);
@@ -178,9 +196,11 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
 
     reserve: (pool, owner, plan, adopt) =>
       locked(pool, (b) => {
-        for (const ip of adopt ? [] : plan.ips) {
+        for (const ip of plan.ips) {
+          // `adopt` takes over an entry exactly as another holds it, never part of another's block.
+          if (adopt && b.other(ip, owner)?.exact !== false) continue;
           const hint = "; it was taken after it was planned: run the update again to plan another";
-          const err = b.conflict(ip, owner, pool, "planned address", hint);
+          const err = b.conflict(ip, owner, pool, isBlock(ip) ? "planned block" : "planned address", hint);
           if (err) throw err;
         }
         for (const ip of plan.ips) b.hold(ip, owner, plan.seq);

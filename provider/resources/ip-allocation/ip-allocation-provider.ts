@@ -180,101 +180,113 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
  */
 export const ipAllocationProvider: ProviderImpl = {
   check: checkAllocation,
-
-  async diff(_id, olds, news) {
-    // Not planned yet (the pool depends on values preview cannot know): the plan at `up` decides.
-    if (news.poolId === undefined) return { changes: true, replaces: [] };
-    const replaces: string[] = [];
-    if (olds.poolId !== news.poolId) replaces.push("pool");
-    if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
-    if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push("ip");
-    // The state's address must be this holder's in its shared pool: a claim lost since is made again
-    // by update; one another stack has now is refused here, at preview, naming that stack.
-    const lost = replaces.length > 0 ? [] : await claimProblems(news, true);
-    const foreign = lost.filter((p) => p.kind === "foreign");
-    if (foreign.length > 0) {
-      throw new IpamError(
-        "IP_UNAVAILABLE",
-        `IpAllocation ${String(news.owner)}: ${foreign.map((p) => p.message).join("; ")}, while this stack's ` +
-          `state holds it: two stacks would use one address. Find out which stack should have it ` +
-          `(pulumi-egress-ipam report --ledger), then delete the other's claim or this allocation`,
-      );
-    }
-    // A stack identity new to the state (a stack of an earlier version) is written to the claims by update.
-    // So are the pool's ledger settings (lock durations, context): every later operation reads them.
-    const changes =
-      replaces.length > 0 ||
-      Boolean(olds.adopt) !== Boolean(news.adopt) ||
-      olds.stackId !== news.stackId ||
-      olds.claim !== undefined ||
-      lost.length > 0 ||
-      JSON.stringify(olds.pool?.ledger ?? null) !== JSON.stringify(news.pool?.ledger ?? null);
-    return { changes, replaces };
-  },
-
-  async create(inputs) {
-    const record = readRecord(inputs)!;
-    if (inputs.nodeId !== undefined) {
-      const nodeRef = await createNodeAllocation(inputs);
-      return { id: record.ips.join(","), outs: { ...withoutProvider(inputs), nodeRef } };
-    }
-    const ledger = ledgerFor(inputs, inputs.pool?.ledger, `IpAllocation ${record.owner} (create)`);
-    // This instance's claims: a later replacement writes its own, and this one's delete leaves those.
-    const instance = isShared(inputs.pool?.ledger) ? randomUUID() : undefined;
-    await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt), instance);
-    const outs = withoutProvider(inputs);
-    return { id: record.ips.join(","), outs: instance === undefined ? outs : { ...outs, instance } };
-  },
-
-  async read(id, props) {
-    // Refresh reads the holder's claims: a problem is recorded (`claim`), the next up repairs or refuses it.
-    const { claim: _previous, ...rest } = props;
-    if (props.nodeId !== undefined) {
-      const problem = await nodeAllocationProblem(props);
-      return { id, props: problem === undefined ? rest : { ...rest, claim: problem } };
-    }
-    const what = `the claim of IpAllocation ${String(props.owner)}`;
-    assertSameCluster(props, props.pool?.ledger, what, "nothing was recorded");
-    const problems = await claimProblems(props, false);
-    if (problems.length === 0) return { id, props: rest };
-    return { id, props: { ...rest, claim: problems.map((p) => p.message).join("; ") } };
-  },
-
-  async update(_id, olds, news) {
-    const { claim: _claim, ...outs } = withoutProvider(news);
-    const record = readRecord(news);
-    if (record && news.nodeId !== undefined)
-      return { outs: { ...outs, nodeRef: await updateNodeAllocation(olds, news) } };
-    if (!record || !isShared(news.pool?.ledger)) return { outs };
-    // The claims say who holds them now: this stack's identity and this instance (a claim of an
-    // earlier version gets both here; a missing one is made again while the address is free).
-    const instance = typeof olds.instance === "string" ? olds.instance : firstInstance(olds);
-    const ledger = ledgerFor(news, news.pool.ledger, `IpAllocation ${record.owner} (update)`);
-    await ledger.reserve(record.pool, record.owner, record, Boolean(news.adopt), instance);
-    return { outs: { ...outs, instance } };
-  },
-
-  async delete(_id, props) {
-    const record = readRecord(props);
-    if (!record) return;
-    if (props.nodeId !== undefined) return deleteNodeAllocation(props);
-    assertSameCluster(
-      props,
-      props.pool?.ledger,
-      `the claim of IpAllocation ${record.owner}`,
-      "nothing was released",
-    );
-    const ledger = ledgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (delete)`);
-    if (typeof props.instance === "string") {
-      await ledger.release(record.pool, record.owner, record.ips, props.instance);
-      return;
-    }
-    // No instance in state: the claims are an earlier version's, or those the first update wrote
-    // before it was interrupted (its outputs never saved).
-    await ledger.release(record.pool, record.owner, record.ips, undefined);
-    await ledger.release(record.pool, record.owner, record.ips, firstInstance(props));
-  },
+  ...holderLifecycle("IpAllocation"),
 };
+
+/**
+ * What happens to a holder of a pool's addresses or blocks after `check` planned it, the same for
+ * every kind that holds entries of a pool (`kind` names it in messages): `diff` replaces on another
+ * pool or entry and refuses at preview an entry another stack claims; `create` reserves exactly the
+ * planned entries; `read` finds lost claims; `update` claims again; `delete` releases what this
+ * instance holds. `entryInput` is the input a change of the held entry is shown under.
+ */
+export function holderLifecycle(kind: string, entryInput = "ip"): Omit<ProviderImpl, "check"> {
+  return {
+    async diff(_id, olds, news) {
+      // Not planned yet (the pool depends on values preview cannot know): the plan at `up` decides.
+      if (news.poolId === undefined) return { changes: true, replaces: [] };
+      const replaces: string[] = [];
+      if (olds.poolId !== news.poolId) replaces.push("pool");
+      if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
+      if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push(entryInput);
+      // The state's address must be this holder's in its shared pool: a claim lost since is made again
+      // by update; one another stack has now is refused here, at preview, naming that stack.
+      const lost = replaces.length > 0 ? [] : await claimProblems(kind, news, true);
+      const foreign = lost.filter((p) => p.kind === "foreign");
+      if (foreign.length > 0) {
+        throw new IpamError(
+          "IP_UNAVAILABLE",
+          `${kind} ${String(news.owner)}: ${foreign.map((p) => p.message).join("; ")}, while this stack's ` +
+            `state holds it: two stacks would use one address. Find out which stack should have it ` +
+            `(pulumi-egress-ipam report --ledger), then delete the other's claim or this allocation`,
+        );
+      }
+      // A stack identity new to the state (a stack of an earlier version) is written to the claims by update.
+      // So are the pool's ledger settings (lock durations, context): every later operation reads them.
+      const changes =
+        replaces.length > 0 ||
+        Boolean(olds.adopt) !== Boolean(news.adopt) ||
+        olds.stackId !== news.stackId ||
+        olds.claim !== undefined ||
+        lost.length > 0 ||
+        JSON.stringify(olds.pool?.ledger ?? null) !== JSON.stringify(news.pool?.ledger ?? null);
+      return { changes, replaces };
+    },
+
+    async create(inputs) {
+      const record = readRecord(inputs)!;
+      if (inputs.nodeId !== undefined) {
+        const nodeRef = await createNodeAllocation(inputs);
+        return { id: record.ips.join(","), outs: { ...withoutProvider(inputs), nodeRef } };
+      }
+      const ledger = ledgerFor(inputs, inputs.pool?.ledger, `${kind} ${record.owner} (create)`);
+      // This instance's claims: a later replacement writes its own, and this one's delete leaves those.
+      const instance = isShared(inputs.pool?.ledger) ? randomUUID() : undefined;
+      await ledger.reserve(record.pool, record.owner, record, Boolean(inputs.adopt), instance);
+      const outs = withoutProvider(inputs);
+      return { id: record.ips.join(","), outs: instance === undefined ? outs : { ...outs, instance } };
+    },
+
+    async read(id, props) {
+      // Refresh reads the holder's claims: a problem is recorded (`claim`), the next up repairs or refuses it.
+      const { claim: _previous, ...rest } = props;
+      if (props.nodeId !== undefined) {
+        const problem = await nodeAllocationProblem(props);
+        return { id, props: problem === undefined ? rest : { ...rest, claim: problem } };
+      }
+      const what = `the claim of ${kind} ${String(props.owner)}`;
+      assertSameCluster(props, props.pool?.ledger, what, "nothing was recorded");
+      const problems = await claimProblems(kind, props, false);
+      if (problems.length === 0) return { id, props: rest };
+      return { id, props: { ...rest, claim: problems.map((p) => p.message).join("; ") } };
+    },
+
+    async update(_id, olds, news) {
+      const { claim: _claim, ...outs } = withoutProvider(news);
+      const record = readRecord(news);
+      if (record && news.nodeId !== undefined)
+        return { outs: { ...outs, nodeRef: await updateNodeAllocation(olds, news) } };
+      if (!record || !isShared(news.pool?.ledger)) return { outs };
+      // The claims say who holds them now: this stack's identity and this instance (a claim of an
+      // earlier version gets both here; a missing one is made again while the address is free).
+      const instance = typeof olds.instance === "string" ? olds.instance : firstInstance(olds);
+      const ledger = ledgerFor(news, news.pool.ledger, `${kind} ${record.owner} (update)`);
+      await ledger.reserve(record.pool, record.owner, record, Boolean(news.adopt), instance);
+      return { outs: { ...outs, instance } };
+    },
+
+    async delete(_id, props) {
+      const record = readRecord(props);
+      if (!record) return;
+      if (props.nodeId !== undefined) return deleteNodeAllocation(props);
+      assertSameCluster(
+        props,
+        props.pool?.ledger,
+        `the claim of ${kind} ${record.owner}`,
+        "nothing was released",
+      );
+      const ledger = ledgerFor(props, props.pool?.ledger, `${kind} ${record.owner} (delete)`);
+      if (typeof props.instance === "string") {
+        await ledger.release(record.pool, record.owner, record.ips, props.instance);
+        return;
+      }
+      // No instance in state: the claims are an earlier version's, or those the first update wrote
+      // before it was interrupted (its outputs never saved).
+      await ledger.release(record.pool, record.owner, record.ips, undefined);
+      await ledger.release(record.pool, record.owner, record.ips, firstInstance(props));
+    },
+  };
+}
 
 /**
  * The instance a holder whose state has none (claims of an earlier version, a pool just put on a
@@ -290,9 +302,9 @@ function firstInstance(props: Props): string {
 }
 
 /** What is wrong with the claims of a holder of a shared pool (none for a stack-local pool or a node address). */
-async function claimProblems(props: Props, recent: boolean): Promise<ClaimProblem[]> {
+async function claimProblems(kind: string, props: Props, recent: boolean): Promise<ClaimProblem[]> {
   const record = readRecord(props);
   if (!record || props.nodeId !== undefined || hasUnknown(props.pool)) return [];
-  const ledger = sharedLedgerFor(props, props.pool?.ledger, `IpAllocation ${record.owner} (claims)`);
+  const ledger = sharedLedgerFor(props, props.pool?.ledger, `${kind} ${record.owner} (claims)`);
   return ledger ? ledger.claimProblems(record.owner, record.ips, recent) : [];
 }

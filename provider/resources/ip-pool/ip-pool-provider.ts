@@ -18,6 +18,18 @@ import { isStackMissing } from "../../ledger/stack/stack-checkpoint";
 import { warnOnce } from "../../core/warnings";
 import { shapeFailures } from "../input-shape";
 import { ipPoolInputs } from "../resource-inputs";
+import { isBlock, takeEntry } from "../../ledger/held-entry";
+import { checkRequestableBlock } from "../pool/pool-blocks";
+
+/** Whether a held block is still inside the pool's subnets and clear of its exclusions. */
+function blockStays(pool: ResolvedPool, cidr: string): boolean {
+  try {
+    checkRequestableBlock(pool, cidr);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 const specKeys = [
   "ranges",
@@ -28,6 +40,7 @@ const specKeys = [
   "cloudReserved",
   "network",
   "static",
+  "prefixLengths",
 ] as const;
 const specOf = (props: Record<string, unknown>): PoolSpec =>
   Object.fromEntries(specKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]])) as PoolSpec;
@@ -47,10 +60,12 @@ async function stranded(props: Record<string, unknown>, pool: ResolvedPool): Pro
     const node = pool.node;
     const ok = node
       ? prefixContains(node.network, ip)
-      : await checkRequestable(pool, ip).then(
-          () => true,
-          () => false,
-        );
+      : isBlock(ip)
+        ? blockStays(pool, ip)
+        : await checkRequestable(pool, ip).then(
+            () => true,
+            () => false,
+          );
     if (!ok) out.push(`${ip} (held by ${owner})`);
   }
   return out.sort();
@@ -157,7 +172,8 @@ export const ipPoolProvider: ProviderImpl = {
     assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was recorded");
     const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (refresh)`);
     const holders = await ledger.holders(String(props.poolId));
-    const taken = new AddressSet(holders.keys());
+    const taken = new AddressSet();
+    for (const entry of holders.keys()) takeEntry(taken, entry);
     const never = [...pool.exclude, ...pool.reserved];
     const free = pool.rangeSets.reduce((sum, set) => sum + freeCount(set, never, taken), 0n);
     const allocations = [...holders]

@@ -4,7 +4,7 @@ import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig
 import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
 import { QueueFileWriter, type QueueFileRef } from "../pool/pool-queue-file";
 import type { LedgerArgs } from "../pool/ledger-option";
-import type { RangeArgs } from "../pool/pool-spec";
+import type { PrefixLengthRule, RangeArgs } from "../pool/pool-spec";
 import { providerContext, type ProviderContext } from "../context";
 import { thinProvider } from "../thin-provider";
 
@@ -41,6 +41,12 @@ export interface IpPoolArgs {
   network?: pulumi.Input<string>;
   /** Fixed node addresses of a node `network`, by node ID (`10.42.0.5` or `10.42.0.5/32`). */
   static?: pulumi.Input<Record<string, pulumi.Input<string>>>;
+  /**
+   * The prefix lengths a `PrefixAllocation` of the pool may ask for, and the default when it
+   * gives none, e.g. `{ min: 16, max: 28, default: 24 }`; a block outside it is refused at preview
+   * naming the rule. Changing it applies to later plans only.
+   */
+  prefixLengths?: pulumi.Input<PrefixLengthRule>;
   /**
    * Share the pool across stacks through a Kubernetes ledger: `{ kind: "kubernetes", name,
    * namespace, context?, lockDuration?: "10s", lockAcquireTimeout?: "30s" }`. Stacks naming the same
@@ -120,6 +126,8 @@ export interface PoolRef {
   network?: string;
   /** Fixed node addresses. */
   static?: Record<string, string>;
+  /** The rule for blocks. */
+  prefixLengths?: PrefixLengthRule;
   /** The pool's shared ledger, when it has one. */
   ledger?: LedgerArgs;
 }
@@ -239,6 +247,7 @@ export class IpPool extends pulumi.dynamic.Resource {
       cloudReserved: args.cloudReserved,
       network: args.network,
       static: args.static,
+      prefixLengths: args.prefixLengths,
     };
     const ledger = withSecretKubeconfig(args.ledger);
     const props = {

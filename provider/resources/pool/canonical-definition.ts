@@ -15,6 +15,8 @@ export function poolDefinition(pool: ResolvedPool): string {
     reserved: sorted(pool.reserved),
     strategy: pool.strategy,
     ...(pool.node ? { node: pool.node } : {}),
+    // Only a pool with a rule has it in its definition: those stored before rules existed stay equal.
+    ...(pool.prefixLengths ? { prefixLengths: pool.prefixLengths } : {}),
   });
 }
 
@@ -24,7 +26,14 @@ export function poolDefinition(pool: ResolvedPool): string {
  * @throws IpamError INVALID_STATE naming the problems when `text` is not a definition this package wrote.
  */
 export function poolOfDefinition(text: string): ResolvedPool {
-  let d: { ranges?: unknown; exclude?: string[]; reserved?: string[]; strategy?: string; node?: unknown };
+  let d: {
+    ranges?: unknown;
+    exclude?: string[];
+    reserved?: string[];
+    strategy?: string;
+    node?: unknown;
+    prefixLengths?: PoolSpec["prefixLengths"];
+  };
   try {
     d = JSON.parse(text) as typeof d;
   } catch {
@@ -43,6 +52,7 @@ export function poolOfDefinition(text: string): ResolvedPool {
     exclude: d.exclude,
     reserved: d.reserved,
     strategy: d.strategy as PoolSpec["strategy"],
+    ...(d.prefixLengths ? { prefixLengths: d.prefixLengths } : {}),
   });
   if (!pool) {
     const why = failures.map((f) => `${f.property}: ${f.reason}`).join("; ");

@@ -12,7 +12,8 @@ export interface QueuedHolder {
   owner: string;
   /**
    * The requested address when the program gave a plain string; `null` when it comes from another
-   * resource or a promise (then it is not known when other holders are planned).
+   * resource or a promise (then it is not known when other holders are planned). A block holder
+   * writes its requested CIDR, or `/<length>` (`/`: the pool rule's default) for an automatic block.
    */
   ip?: string | null;
   /** Index of the holder's `observeWith` among the queue's observers. */

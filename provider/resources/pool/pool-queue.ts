@@ -10,6 +10,7 @@ import type { Props } from "../provider-props";
 import { provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { adoptedAddress } from "./adopted-address";
+import { queuedBlockRequest } from "./pool-blocks";
 
 /** The name part of a pool's URN, for messages. */
 export const poolName = (id: string): string => id.split("::").at(-1) ?? id;
@@ -98,6 +99,11 @@ export async function holdersAhead(
       // Left out when the namespace's addresses do not fit: its own check says why.
       if (found?.ip) requests.push({ pool: poolId, owner: holder.owner, requested: [found.ip], choose });
       else if (found) requests.push({ pool: poolId, owner: holder.owner, count, choose });
+      continue;
+    }
+    if (holder.ip?.includes("/")) {
+      const block = queuedBlockRequest(pool, poolId, holder.owner, holder.ip);
+      if (block) requests.push(block);
       continue;
     }
     if (holder.ip === undefined) {

@@ -16,6 +16,7 @@ import {
 } from "../../allocator";
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { shown } from "../../core/text";
+import { cursorOf } from "../../ledger/held-entry";
 
 /** One range in CNI host-local form. */
 export interface RangeArgs {
@@ -43,6 +44,18 @@ export interface PoolSpec {
   network?: string;
   /** Fixed addresses of node IDs in `network`. */
   static?: Record<string, string>;
+  /** The prefix lengths blocks of the pool may have, and the length of a block that gives none. */
+  prefixLengths?: PrefixLengthRule;
+}
+
+/** A pool's rule for blocks (as AWS VPC IPAM's allocation netmask rules): lengths allowed and the default. */
+export interface PrefixLengthRule {
+  /** The shortest prefix (largest block) allowed, e.g. 16. */
+  min?: number;
+  /** The longest prefix (smallest block) allowed, e.g. 28. */
+  max?: number;
+  /** The length of a block that asks for none. */
+  default?: number;
 }
 
 /** A validated pool: canonical range sets and everything the allocator needs. */
@@ -55,6 +68,8 @@ export interface ResolvedPool {
   strategy: AllocationStrategy;
   /** A node network (webmesh): node IDs get host prefixes from it, statics honoured. */
   node?: { network: string; static: Record<string, string> };
+  /** The rule for blocks, when the pool has one (its fields as given, checked). */
+  prefixLengths?: PrefixLengthRule;
 }
 
 const strategies: readonly AllocationStrategy[] = ["round-robin", "lowest-free"];
@@ -160,8 +175,79 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
   if (!strategies.includes(strategy)) {
     fail("strategy", `unknown strategy ${shown(strategy)}; use ${strategies.join(" or ")}`);
   }
+  const rule = spec.prefixLengths;
+  if (rule !== undefined) {
+    for (const problem of prefixRuleProblems(rule, rangeSets)) fail(`prefixLengths${problem[0]}`, problem[1]);
+  }
   if (failures.length > 0) return { failures };
-  return { pool: { rangeSets, exclude, reserved, strategy, ...(node ? { node } : {}) }, failures };
+  const prefixLengths = rule && sortedRule(rule);
+  return {
+    pool: {
+      rangeSets,
+      exclude,
+      reserved,
+      strategy,
+      ...(node ? { node } : {}),
+      ...(prefixLengths ? { prefixLengths } : {}),
+    },
+    failures,
+  };
+}
+
+/** The rule's fields in one order (min, max, default), as definitions compare them. */
+function sortedRule(rule: PrefixLengthRule): PrefixLengthRule {
+  const out: PrefixLengthRule = {};
+  if (rule.min !== undefined) out.min = rule.min;
+  if (rule.max !== undefined) out.max = rule.max;
+  if (rule.default !== undefined) out.default = rule.default;
+  return out;
+}
+
+/** What is wrong with a pool's block rule: `[".min", why]` pairs. */
+function prefixRuleProblems(rule: PrefixLengthRule, rangeSets: readonly RangeSet[]): [string, string][] {
+  const bits = rangeSets.some((set) => set.ranges[0]?.subnet?.includes(":")) ? 128 : 32;
+  // The longest subnet prefix of the pool: a block cannot be larger than the subnet it comes from.
+  const widest = Math.min(
+    ...rangeSets.flatMap((set) => set.ranges.map((r) => Number(r.subnet.split("/")[1]))),
+  );
+  const out: [string, string][] = [];
+  for (const key of ["min", "max", "default"] as const) {
+    const v = rule[key];
+    if (v === undefined) continue;
+    if (!Number.isInteger(v) || v < 0 || v > bits) {
+      out.push([
+        `.${key}`,
+        `${shown(v)} is not a prefix length of this pool's family (an integer from 0 to ${bits})`,
+      ]);
+    } else if (Number.isFinite(widest) && v < widest) {
+      out.push([
+        `.${key}`,
+        `/${v} is larger than the pool's subnets (the largest is a /${widest}): no block of it fits`,
+      ]);
+    }
+  }
+  if (out.length > 0) return out;
+  const { min, max, default: dflt } = rule;
+  if (min !== undefined && max !== undefined && min > max) {
+    out.push(["", `min /${min} is longer than max /${max}: min is the largest block (shortest prefix)`]);
+  }
+  if (dflt !== undefined && ((min !== undefined && dflt < min) || (max !== undefined && dflt > max))) {
+    out.push([".default", `/${dflt} is outside the rule's own range ${ruleText(rule)}`]);
+  }
+  return out;
+}
+
+/** A rule as messages show it: `/16 to /28, default /24`. */
+export function ruleText(rule: PrefixLengthRule): string {
+  const range =
+    rule.min !== undefined && rule.max !== undefined
+      ? `/${rule.min} to /${rule.max}`
+      : rule.min !== undefined
+        ? `/${rule.min} or longer`
+        : rule.max !== undefined
+          ? `/${rule.max} or shorter`
+          : "any length";
+  return rule.default === undefined ? range : `${range}, default /${rule.default}`;
 }
 
 /** The distinct subnets of the ranges of some range sets, in order. */
@@ -196,7 +282,7 @@ export function poolChooser(pool: ResolvedPool, inUse: readonly string[] = []) {
   const never = [...pool.exclude, ...pool.reserved, ...inUse];
   return (taken: ReadonlyAddressSet, latest: readonly string[], index: number): string => {
     const rangeSet = pool.rangeSets[index % pool.rangeSets.length]!;
-    const cursor = latest.findLast((ip) => rangeSet.contains(ip));
+    const cursor = latest.map(cursorOf).findLast((ip) => rangeSet.contains(ip));
     return nextFree({ rangeSet, exclude: never, taken, cursor, strategy: pool.strategy });
   };
 }

@@ -1,0 +1,152 @@
+import { failureOf, inputFailure, type Failure } from "../../core/failure";
+import type * as pulumi from "@pulumi/pulumi";
+import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
+import { resolvePool } from "../pool/pool-spec";
+import {
+  blockChooser,
+  blockDetails,
+  blockLength,
+  blockRangeSet,
+  checkRequestableBlock,
+} from "../pool/pool-blocks";
+import { withPoolRef, type Props, type ProviderImpl } from "../provider-props";
+import { isShared, ledgerFor, pinCluster } from "../pool/ledger-option";
+import { parsePrefix } from "../../allocator/prefix";
+import { stackIdentity } from "../../ledger/stack/stack-identity";
+import { holdersAhead, readQueue } from "../pool/pool-queue";
+import { hasUnknown } from "../../core/unknowns";
+import { shapeFailures } from "../input-shape";
+import { prefixAllocationInputs } from "../resource-inputs";
+import { holderLifecycle } from "../ip-allocation/ip-allocation-provider";
+
+/** The outputs a block holder shows (also returned by `check`, so preview shows them). */
+function blockOutputs(record: AllocationRecord) {
+  return { ...blockDetails(record.ips[0]!), ...recordProps(record) };
+}
+
+/** The checked inputs with the program's `holder` kept as plain `stack` and `owner`, and its queue apart. */
+function takeHolder(checked: Props): { news: Props; queue: unknown } {
+  const { holder, ...news } = checked;
+  const h = holder as { stack?: unknown; owner?: unknown; queue?: unknown } | undefined;
+  if (h?.stack !== undefined) news.stack = h.stack;
+  if (h?.owner !== undefined) news.owner = h.owner;
+  return { news, queue: h?.queue };
+}
+
+async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
+  const { news, queue } = takeHolder(checked);
+  const malformed = shapeFailures(news, prefixAllocationInputs);
+  if (malformed.length > 0) return { inputs: news, failures: malformed };
+  if ([news.pool, news.cidr, news.prefixLength, news.adopt].some(hasUnknown)) return { inputs: news };
+  const failures: Failure[] = [];
+  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  failures.push(...poolFailures);
+  if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
+    failures.push(
+      inputFailure("pool", "create PrefixAllocation with the PrefixAllocation class and an IpPool"),
+    );
+  }
+  if (news.adopt && news.cidr === undefined) {
+    failures.push(inputFailure("adopt", "adopt needs the block to take over: set cidr"));
+  }
+  let requested: string | undefined;
+  let length: number | undefined;
+  if (pool && failures.length === 0) {
+    try {
+      blockRangeSet(pool);
+    } catch (e) {
+      failures.push(failureOf("pool", e));
+    }
+  }
+  if (pool && failures.length === 0) {
+    if (news.cidr !== undefined) {
+      try {
+        requested = checkRequestableBlock(pool, String(news.cidr));
+      } catch (e) {
+        failures.push(failureOf("cidr", e));
+      }
+      if (
+        requested !== undefined &&
+        news.prefixLength != null &&
+        news.prefixLength !== parsePrefix(requested).prefixLength
+      ) {
+        failures.push(
+          inputFailure(
+            "prefixLength",
+            `/${String(news.prefixLength)} is not the length of cidr ${requested}: give one of them`,
+          ),
+        );
+      }
+    }
+    if (failures.length === 0) {
+      try {
+        length = blockLength(pool, news.prefixLength ?? undefined, requested);
+      } catch (e) {
+        failures.push(failureOf(requested === undefined ? "prefixLength" : "cidr", e));
+      }
+    }
+  }
+  if (failures.length > 0 || !pool || length === undefined) return { inputs: news, failures };
+
+  try {
+    if (isShared(news.pool.ledger)) news.stackId = olds.stackId ?? (await stackIdentity(news.stack));
+  } catch (e) {
+    return { inputs: news, failures: [failureOf("pool", e, "LEDGER_UNAVAILABLE")] };
+  }
+  const elsewhere = pinCluster(olds, news, news.pool.ledger, `the claim of PrefixAllocation ${news.owner}`);
+  if (elsewhere) return { inputs: news, failures: [inputFailure("pool", elsewhere, "INVALID_CONFIG")] };
+  // Stable: the block held before stays while the pool, the requested block and the length allow it.
+  const poolId: string = news.pool.id;
+  const old = readRecord(olds);
+  const oldBlock = old?.ips[0];
+  if (
+    old &&
+    oldBlock?.includes("/") &&
+    old.pool === poolId &&
+    (requested === undefined
+      ? parsePrefix(oldBlock).prefixLength === length || news.prefixLength == null
+      : oldBlock === requested)
+  ) {
+    return { inputs: { ...withPoolRef(news), ...blockOutputs(old) } };
+  }
+  try {
+    const ledger = ledgerFor(news, news.pool.ledger, `PrefixAllocation ${news.owner} (check)`);
+    let ahead;
+    try {
+      ahead = readQueue(queue, news.owner);
+    } catch (e) {
+      return { inputs: news, failures: [failureOf("pool", e, "INVALID_STATE")] };
+    }
+    if (ahead?.holders.at(-1)?.ip === null) {
+      const reason =
+        "cidr or prefixLength came from an output or a promise, so the pool's other holders could not take this " +
+        "block into account: give them as plain values";
+      return { inputs: news, failures: [inputFailure("prefixLength", reason)] };
+    }
+    if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
+    const plan = await ledger.plan({
+      pool: poolId,
+      owner: news.owner,
+      requested: requested === undefined ? undefined : [requested],
+      count: 1,
+      choose: blockChooser(pool, length),
+      adopt: Boolean(news.adopt),
+    });
+    ahead?.planned();
+    const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
+    return { inputs: { ...withPoolRef(news), ...blockOutputs(record) } };
+  } catch (e) {
+    return { inputs: news, failures: [failureOf(requested === undefined ? "prefixLength" : "cidr", e)] };
+  }
+}
+
+/**
+ * Provider of PrefixAllocation. `check` plans the block under the pool's lock, after every earlier
+ * holder of the pool in program order, and returns it as an input (so preview shows it), keeping
+ * the previous block whenever the pool, the requested block and the length allow; the rest of the
+ * lifecycle is every pool holder's ({@link holderLifecycle}).
+ */
+export const prefixAllocationProvider: ProviderImpl = {
+  check: checkBlock,
+  ...holderLifecycle("PrefixAllocation", "cidr"),
+};

@@ -1,0 +1,155 @@
+import { afterAll, describe, expect, it } from "vitest";
+import { changesOf, Harness } from "../support/harness";
+
+type Pkg = typeof import("../../provider/index");
+
+// Blocks carved from pools with the real engine: the exact block at preview, child pools planned
+// from their parent's planned block, stability, the pool's rule, and overlaps refused naming the holder.
+describe("PrefixAllocation with the real engine", () => {
+  const h = Harness.create("blocks");
+  const { IpPool, IpAllocation, PrefixAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  afterAll(() => h.dispose());
+
+  /** A /8 of environments (/16 each), /24 subnets per zone from each, an address and IPv6 /64s. */
+  const program =
+    (envs: string[], extra: (root: InstanceType<Pkg["IpPool"]>) => void = () => undefined) =>
+    async () => {
+      const root = new IpPool("root", {
+        ranges: [{ subnet: "10.0.0.0/8" }],
+        strategy: "lowest-free",
+        prefixLengths: { min: 16, max: 24, default: 16 },
+      });
+      const out: Record<string, unknown> = {};
+      for (const env of envs) {
+        const block = new PrefixAllocation(env, { pool: root });
+        const subnets = new IpPool(`${env}-subnets`, {
+          ranges: [{ subnet: block.cidr }],
+          strategy: "lowest-free",
+          prefixLengths: { min: 24, max: 28, default: 24 },
+        });
+        out[env] = block.cidr;
+        for (const zone of ["a", "b"]) {
+          out[`${env}-${zone}`] = new PrefixAllocation(`${env}-${zone}`, { pool: subnets }).cidr;
+        }
+      }
+      out.vip = new IpAllocation("vip", { pool: root }).ip;
+      const v6 = new IpPool("v6", { ranges: [{ subnet: "2001:db8::/48" }], strategy: "lowest-free" });
+      out.v6a = new PrefixAllocation("v6a", { pool: v6, prefixLength: 64 }).cidr;
+      out.v6b = new PrefixAllocation("v6b", { pool: v6, prefixLength: 64 }).cidr;
+      extra(root);
+      return out;
+    };
+
+  const expected = {
+    prod: "10.0.0.0/16",
+    "prod-a": "10.0.0.0/24",
+    "prod-b": "10.0.1.0/24",
+    dev: "10.1.0.0/16",
+    "dev-a": "10.1.0.0/24",
+    "dev-b": "10.1.1.0/24",
+    // Lowest free after the gateway, outside both blocks.
+    vip: "10.2.0.0",
+    v6a: "2001:db8::/64",
+    v6b: "2001:db8:0:1::/64",
+  };
+
+  it("shows every block at preview, child pools' blocks included, and up creates exactly those", async () => {
+    await h.program(program(["prod", "dev"]));
+    const preview = await h.preview();
+    const planned = Object.fromEntries(
+      Object.keys(expected).map((n) => [n, preview.planned(n)?.[n === "vip" ? "ip" : "cidr"]]),
+    );
+    expect(planned).toEqual(expected);
+    expect(preview.planned("prod")).toMatchObject({
+      network: "10.0.0.0",
+      prefixLength: 16,
+      first: "10.0.0.1",
+      last: "10.0.255.254",
+      size: "65536",
+    });
+    const up = await h.up();
+    expect(Object.fromEntries(Object.keys(expected).map((n) => [n, up.outputs[n]?.value]))).toEqual(expected);
+  });
+
+  it("changes nothing on a second up, and refresh finds no drift", async () => {
+    expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+    expect(changesOf((await h.refresh()).summary.resourceChanges)).toEqual({});
+    const root = (await h.resources()).find((r) => r.urn.endsWith("IpPool::root"))!;
+    expect(root.outputs?.allocations).toEqual([
+      { ip: "10.0.0.0/16", owner: expect.stringMatching(/PrefixAllocation::prod$/) },
+      { ip: "10.1.0.0/16", owner: expect.stringMatching(/PrefixAllocation::dev$/) },
+      { ip: "10.2.0.0", owner: expect.stringMatching(/IpAllocation::vip$/) },
+    ]);
+    // The range's 2^24 - 2 addresses (no network, no broadcast), minus the two /16s (prod's holds the
+    // network address and the gateway, which are not the range's to count) and one address.
+    expect(root.outputs?.free).toBe(String(2 ** 24 - 2 - (65536 - 1) - 65536 - 1));
+  });
+
+  it("adds an environment first in program order without moving any block", async () => {
+    await h.program(program(["test", "prod", "dev"]));
+    const preview = await h.preview();
+    expect(preview.planned("test")?.cidr).toBe("10.3.0.0/16");
+    const up = await h.up();
+    // The block, its subnet pool and the pool's two blocks.
+    expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 4 });
+    for (const [name, cidr] of Object.entries(expected)) expect(up.outputs[name]?.value).toBe(cidr);
+    expect(up.outputs["test-a"]?.value).toBe("10.3.0.0/24");
+  });
+
+  it("refuses at preview a requested block that overlaps a held one, naming its holder", async () => {
+    await h.program(
+      program(
+        ["test", "prod", "dev"],
+        (root) => new PrefixAllocation("clash", { pool: root, cidr: "10.0.128.0/17" }),
+      ),
+    );
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toContain("[IP_UNAVAILABLE]");
+    expect(err).toMatch(
+      /10\.0\.128\.0\/17 .*overlaps what is held by urn:pulumi:test::blocks::[^ ]*PrefixAllocation::prod/,
+    );
+  });
+
+  it.each([
+    [
+      "a requested block over a held address",
+      "10.2.0.0/24",
+      /10\.2\.0\.0\/24 .*overlaps what is held by [^ ]*IpAllocation::vip/,
+    ],
+    [
+      "an address inside a held block",
+      "10.1.7.7",
+      /requested address 10\.1\.7\.7 .*is held by [^ ]*PrefixAllocation::dev/,
+    ],
+  ])("refuses at preview %s, naming its holder", async (_, entry, message) => {
+    await h.program(
+      program(["test", "prod", "dev"], (root) => {
+        if (entry.includes("/")) new PrefixAllocation("clash", { pool: root, cidr: entry });
+        else new IpAllocation("clash", { pool: root, ip: entry });
+      }),
+    );
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toContain("[IP_UNAVAILABLE]");
+    expect(err).toMatch(message);
+  });
+
+  it("refuses a length outside the pool's rule at preview, naming the rule, and changes nothing", async () => {
+    await h.program(
+      program(
+        ["test", "prod", "dev"],
+        (root) => new PrefixAllocation("huge", { pool: root, prefixLength: 12 }),
+      ),
+    );
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toContain("[PREFIX_NOT_ALLOWED]");
+    expect(err).toContain("/12 block is outside the pool's rule prefixLengths /16 to /24, default /16");
+    await expect(h.up()).rejects.toThrow();
+    expect((await h.resources()).some((r) => r.urn.endsWith("::huge"))).toBe(false);
+  });
+
+  it("destroys everything", async () => {
+    await h.program(program(["test", "prod", "dev"]));
+    const destroy = await h.destroy();
+    expect(changesOf(destroy.summary.resourceChanges)).toEqual({ delete: 18 });
+  });
+});
