@@ -7,6 +7,7 @@ import {
   parseDuration,
 } from "../../../provider/ledger/kubernetes/claim-names";
 import { resolveLedger } from "../../../provider/resources/pool/ledger-option";
+import { formatPrefix, hostMask } from "../../../provider/allocator/prefix";
 
 // A Kubernetes object name (DNS-1123 subdomain), as the API server validates it.
 const subdomain = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
@@ -103,6 +104,57 @@ describe("addressOfClaimName", () => {
       fc.property(fc.oneof(fc.ipV4(), fc.ipV6()), (ip) => {
         const name = claimName("egress", ip);
         expect(claimName("egress", addressOfClaimName("egress", name)!)).toBe(name);
+      }),
+    );
+  });
+});
+
+describe("block claim names", () => {
+  it.each([
+    ["10.20.3.0/24", "egress.10.20.3.0-24"],
+    ["10.20.3.64/26", "egress.10.20.3.64-26"],
+    ["10.0.8.5/32", "egress.10.0.8.5-32"], // the block, not the address: "egress.10.0.8.5"
+    ["0.0.0.0/0", "egress.0.0.0.0-0"],
+    ["fd00::/64", "egress.fd000000000000000000000000000000-64"],
+    ["FD00:0::/64", "egress.fd000000000000000000000000000000-64"],
+    ["::ffff:10.20.3.0/120", "egress.10.20.3.0-24"], // a mapped block is the IPv4 block, as for addresses
+  ])("%s → %s", (block, name) => {
+    expect(claimName("egress", block)).toBe(name);
+    expect(name).toMatch(subdomain);
+  });
+
+  it.each([
+    ["10.20.3.1/24", /HOST_BITS_SET|not a network address/],
+    ["10.20.3.0/33", /prefix length exceeds/],
+    ["10.20.3.0/024", /not a number/],
+  ])("refuses %s", (block, why) => {
+    expect(() => claimName("egress", block)).toThrow(why);
+  });
+
+  it.each([
+    ["egress.10.20.3.0-24", "10.20.3.0/24"],
+    ["egress.fd000000000000000000000000000000-64", "fd00::/64"],
+    ["egress.10.20.3.1-24", undefined], // host bits: no block has this name
+    ["egress.10.20.3.0-33", undefined],
+    ["egress.10.20.3.0-024", undefined],
+    ["egress.10.20.3.0-", undefined],
+    ["egress.10.20.3.0/24", undefined],
+  ])("%s is the claim name of %s", (name, entry) => {
+    expect(addressOfClaimName("egress", name)).toBe(entry);
+  });
+
+  it("round-trips every block, and no block shares a name with an address or another block", () => {
+    const blockOf = (family: 4 | 6) =>
+      fc
+        .tuple(fc.bigInt(0n, (1n << (family === 4 ? 32n : 128n)) - 1n), fc.nat(family === 4 ? 32 : 128))
+        .map(([v, length]) => formatPrefix(family, v & ~hostMask(family, length), length));
+    const block = fc.oneof(blockOf(4), blockOf(6));
+    fc.assert(
+      fc.property(block, block, fc.oneof(fc.ipV4(), fc.ipV6()), (a, b, ip) => {
+        const name = claimName("egress", a);
+        expect(addressOfClaimName("egress", name)).toBe(a);
+        expect(name === claimName("egress", b)).toBe(a === b);
+        expect(name).not.toBe(claimName("egress", ip));
       }),
     );
   });
