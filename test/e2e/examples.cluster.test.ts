@@ -414,6 +414,7 @@ const specs: Record<string, ExampleSpec> = {
 const testedElsewhere: Record<string, string> = {
   // The AWS provider plugin is not served here.
   "aws-egress": "test/e2e/example-aws-egress.test.ts (mocks, and moto answering the lookups)",
+  "vpc-subnets": "test/e2e/example-vpc-subnets.test.ts (mocks, and the engine with @pulumi/aws stood in)",
 };
 
 it("has a way to run every example", () => {
