@@ -9,7 +9,7 @@ import { readRecord } from "../ledger/stack/allocation-record";
 import { CliError, exitCodes } from "./cli-error";
 import { findDrift, inUseByOthers, type Finding, type OtherUse, type StatePlacement } from "./drift";
 import { stackOwnership } from "./stack-ownership";
-import { stackPools, type StackPool } from "./pool-usage";
+import { stackPools, type StackPool } from "./stack-pools";
 import { sharedHolders, stackRefOf } from "./ledger-usage";
 import type { Progress } from "./progress";
 import type { StackSnapshot } from "./stack-snapshot";

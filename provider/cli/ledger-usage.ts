@@ -14,14 +14,9 @@ import { readRecord } from "../ledger/stack/allocation-record";
 import { shellCommand, shown } from "../core/text";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
 import { CliError, exitCodes } from "./cli-error";
-import {
-  compareAddresses,
-  usage,
-  type Holder,
-  type PoolUsage,
-  type SharedView,
-  type StackPool,
-} from "./pool-usage";
+import { compareEntries, compareHolders, type Holder } from "./holder";
+import { usage, type PoolUsage, type SharedView } from "./pool-usage";
+import type { StackPool } from "./stack-pools";
 import { kubeClients } from "../kube/kube-config";
 import type { StackSnapshot } from "./stack-snapshot";
 
@@ -91,7 +86,7 @@ export async function ledgerUsage(
   const holders = claims
     .filter((c) => isLive(c, now))
     .map(holderOf)
-    .sort((a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner));
+    .sort(compareHolders);
   return usage(ledgerId(ref), ref.name, pool, holders);
 }
 
@@ -206,7 +201,7 @@ export async function staleClaims(
       }
     }
   });
-  stale.sort((a, b) => compareAddresses(a.ip, b.ip));
+  stale.sort((a, b) => compareEntries(a.ip, b.ip));
   return { stale, unchecked: [...unchecked] };
 }
 

@@ -1,40 +1,16 @@
-import { AddressSet, freeCount } from "../allocator";
-import { type AddressFamily, parseAddress } from "../allocator/address";
+import { AddressSet, freeCount, type AddressFamily } from "../allocator";
+import { parseAddress } from "../allocator/address";
 import { exclusionSet } from "../allocator/exclusions";
 import { IntervalSet } from "../allocator/interval-set";
 import { resolveRange } from "../allocator/range";
-import {
-  poolSize,
-  poolSubnets,
-  resolvePool,
-  type PoolSpec,
-  type ResolvedPool,
-} from "../resources/pool/pool-spec";
+import { poolSize, poolSubnets, type PrefixLengthRule, type ResolvedPool } from "../resources/pool/pool-spec";
 import { readRecord } from "../ledger/stack/allocation-record";
-import { resolveLedger } from "../resources/pool/ledger-option";
-import type { KubeLedgerConfig } from "../ledger/kubernetes/kube-ledger";
-import { CliError, exitCodes } from "./cli-error";
+import { entrySpan, isBlock, takeEntry } from "../ledger/held-entry";
 import { defaultShape, mapSubnet, type MapLayers, type MapShape, type SubnetMap } from "./address-map";
+import { compareHolders, splitHolders, type BlockHolder, type HoldState, type Holder } from "./holder";
+import { linkPools, type PoolParent } from "./pool-tree";
+import { stackPools } from "./stack-pools";
 import { deploymentAt, type SnapshotResource, type StackSnapshot } from "./stack-snapshot";
-
-/** How an address is held: by a live resource, one pending deletion, or an interrupted create. */
-export type HoldState = "held" | "deleting" | "planned";
-
-/** One address of a pool and who holds it. */
-export interface Holder {
-  ip: string;
-  /** URN of the holding resource. */
-  owner: string;
-  /** Its stack, for a shared pool's holders (they come from several stacks). */
-  stack?: string;
-  state: HoldState;
-  /** The deployment (stack version) that created the holder, when the checkpoint and history tell. */
-  sinceVersion?: number;
-  /** That deployment's kind: `update`, `refresh`, … */
-  sinceKind?: string;
-  /** When the holder was created (RFC 3339), when the checkpoint tells. */
-  sinceTime?: string;
-}
 
 /** What a shared pool's ledger says, for one stack's report or check. */
 export interface SharedView {
@@ -55,11 +31,11 @@ export interface PoolUsage {
   strategy: string;
   /** Addresses handed out automatically (reserved and excluded ones not counted), as the pool's `size`. */
   size: string;
-  /** Distinct addresses held by created resources (including ones pending deletion). */
+  /** Distinct addresses held by created resources (including ones pending deletion), every address of a held block included. */
   held: string;
   /** Distinct addresses planned by interrupted creates and held by nobody else: taken, not created. */
   planned: string;
-  /** Addresses that can still be handed out automatically. */
+  /** Addresses that can still be handed out automatically: those of the ranges nothing holds, as the pool's `free` after refresh. */
   free: string;
   /** Reserved addresses (handed out only when requested). */
   reserved: string;
@@ -67,7 +43,14 @@ export interface PoolUsage {
   excluded: string;
   /** Gateways inside the ranges. */
   gateways: string;
+  /** The holders of single addresses, by address. */
   holders: Holder[];
+  /** The holders of blocks (aligned CIDRs), by block, each with its size and the pools made of it. */
+  blocks: BlockHolder[];
+  /** The pool's rule for blocks, when it has one. */
+  prefixLengths?: PrefixLengthRule;
+  /** The block of another pool of the stack that this pool's ranges lie inside, when there is one. */
+  parent?: PoolParent;
   /**
    * For a shared pool in a stack's report: claims the ledger has for this stack that no resource
    * of its state holds (left by a `pulumi state delete`, a lost checkpoint, an interrupted delete),
@@ -82,50 +65,12 @@ export interface PoolUsage {
   maps: SubnetMap[];
 }
 
-const specKeys = ["ranges", "cniConfig", "exclude", "reserved", "strategy", "cloudReserved"] as const;
-
-/** Whether a checkpoint resource is an IpPool of this package (type token `…egress-ipam:IpPool`). */
-const isPool = (r: SnapshotResource) => r.type.endsWith("egress-ipam:IpPool");
-
-/** A pool of a stack: its URN and its validated spec. */
-export interface StackPool {
-  id: string;
-  pool: ResolvedPool;
-  /** The shared ledger its addresses are agreed in, when it has one. */
-  ledger?: KubeLedgerConfig;
-}
-
 /**
- * The IpPools of a stack in checkpoint order (a copy pending deletion only when it is the only one).
- * @throws CliError naming the pool when its recorded spec is not valid.
- */
-export function stackPools(snapshot: StackSnapshot): StackPool[] {
-  const pools = new Map<string, SnapshotResource>();
-  for (const r of snapshot.resources) {
-    const id = String(r.outputs?.poolId ?? r.inputs?.poolId ?? r.urn);
-    if (isPool(r) && (!pools.has(id) || !r.delete)) pools.set(id, r);
-  }
-  return [...pools].map(([id, r]) => {
-    const props = r.outputs && Object.keys(r.outputs).length > 0 ? r.outputs : (r.inputs ?? {});
-    const spec = Object.fromEntries(specKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
-    const { pool, failures } = resolvePool(spec as PoolSpec);
-    if (!pool) {
-      const why = failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
-      throw new CliError(
-        `pool ${id} in the checkpoint of stack "${snapshot.stack}" is not a valid pool (${why}); fix its inputs and run pulumi up`,
-        exitCodes.usage,
-        failures[0]?.code,
-      );
-    }
-    const { config } = resolveLedger(props.ledger);
-    return config ? { id, pool, ledger: config } : { id, pool };
-  });
-}
-
-/**
- * The pools of a stack that `select` keeps (all by default), by name, with their usage; `shared`
- * adds, by pool, what a shared pool's ledger says: other stacks' holders (an address the stack
- * holds itself is shown as its own), and this stack's claims that its state does not hold (stale).
+ * The pools of a stack that `select` keeps (all by default) with their usage, as a tree: by name,
+ * each pool made of a block (its ranges inside it) right after its parent, under that block (see
+ * {@link linkPools}). `shared` adds, by pool, what a shared pool's ledger says: other stacks'
+ * holders (an entry the stack holds itself is shown as its own), and this stack's claims that its
+ * state does not hold (stale).
  */
 export function poolUsages(
   snapshot: StackSnapshot,
@@ -138,17 +83,16 @@ export function poolUsages(
     const own = holders.get(id) ?? [];
     const inState = new Set(own.map((h) => h.ip));
     const view = shared.get(id);
-    const all = [...own, ...(view?.holders ?? []).filter((h) => !inState.has(h.ip))].sort(
-      (a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner),
-    );
+    const all = [...own, ...(view?.holders ?? []).filter((h) => !inState.has(h.ip))].sort(compareHolders);
     const u = usage(id, id.split("::").pop()!, pool, all, shape);
     if (view) u.stale = view.own.filter((c) => !inState.has(c.ip));
     return u;
   };
-  return stackPools(snapshot)
-    .filter(({ id }) => select(id.split("::").pop()!, id))
+  // Every pool is linked, so that a selected one still names the block it is made of.
+  const all = stackPools(snapshot)
     .map(({ id, pool }) => of(id, pool))
     .sort((a, b) => a.name.localeCompare(b.name) || a.pool.localeCompare(b.pool));
+  return linkPools(all).filter((u) => select(u.name, u.pool));
 }
 
 function holdersByPool(snapshot: StackSnapshot): Map<string, Holder[]> {
@@ -173,24 +117,30 @@ function holdersByPool(snapshot: StackSnapshot): Map<string, Holder[]> {
     );
   }
   for (const r of snapshot.pendingCreates) add(r, "planned", r.inputs);
-  for (const list of byPool.values())
-    list.sort((a, b) => compareAddresses(a.ip, b.ip) || a.owner.localeCompare(b.owner));
+  for (const list of byPool.values()) list.sort(compareHolders);
   return byPool;
 }
 
-/** Orders addresses: IPv4 before IPv6, then by value. */
-export function compareAddresses(a: string, b: string): number {
-  const x = parseAddress(a);
-  const y = parseAddress(b);
-  if (x.family !== y.family) return x.family - y.family;
-  return x.value < y.value ? -1 : x.value > y.value ? 1 : 0;
+/** The addresses of some entries, blocks spanned, never enumerated. */
+function entrySet(holders: readonly Holder[]): AddressSet {
+  const set = new AddressSet();
+  for (const h of holders) takeEntry(set, h.ip);
+  return set;
+}
+
+/** `set` without the addresses of `other`. */
+function without(set: AddressSet, other: AddressSet): AddressSet {
+  for (const family of [4, 6] as const) {
+    for (const [s, e] of other.intervalsOf(family).intervals()) set.deleteRange(family, s, e);
+  }
+  return set;
 }
 
 /**
  * The usage of one pool from its holders: counts, ranges and the map.
  * @param id - the pool's identity (URN, or `kubernetes:<namespace>/<name>` for a shared pool).
  * @param name - what the report calls it (a logical or ledger name).
- * @param holders - sorted by address.
+ * @param holders - entries (addresses and blocks) with their holders, sorted by entry.
  */
 export function usage(
   id: string,
@@ -199,11 +149,10 @@ export function usage(
   holders: Holder[],
   shape: MapShape = defaultShape,
 ): PoolUsage {
-  const held = new AddressSet(holders.filter((h) => h.state !== "planned").map((h) => h.ip));
-  const planned = new AddressSet(
-    holders.filter((h) => h.state === "planned" && !held.has(h.ip)).map((h) => h.ip),
-  );
-  const taken = new AddressSet([...held, ...planned]);
+  const held = entrySet(holders.filter((h) => h.state !== "planned"));
+  const planned = without(entrySet(holders.filter((h) => h.state === "planned")), held);
+  const taken = entrySet(holders);
+  const blocks = holders.filter((h) => isBlock(h.ip)).map((h) => entrySpan(h.ip));
   const never = [...pool.exclude, ...pool.reserved];
   const free = pool.rangeSets.reduce((sum, set) => sum + freeCount(set, never, taken), 0n);
   const layers = new Map<AddressFamily, MapLayers>();
@@ -221,6 +170,7 @@ export function usage(
           gateway: new IntervalSet(),
           excluded: exclusionSet(r.family, pool.exclude),
           inRange: new IntervalSet(),
+          blocks: blocks.filter((b) => b.family === r.family).map((b) => [b.start, b.end] as const),
         };
         layers.set(r.family, l);
       }
@@ -252,7 +202,8 @@ export function usage(
     reserved: new AddressSet(pool.reserved).size.toString(),
     excluded: excluded.toString(),
     gateways: gateways.toString(),
-    holders,
+    ...splitHolders(holders),
+    ...(pool.prefixLengths ? { prefixLengths: pool.prefixLengths } : {}),
     maps,
   };
 }

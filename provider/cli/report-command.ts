@@ -3,6 +3,7 @@ import { cellStates, type SubnetMap } from "./address-map";
 import { cellLook } from "./cell-glyphs";
 import { CliError } from "./cli-error";
 import { poolUsages, type PoolUsage, type SharedView } from "./pool-usage";
+import { treeDepths } from "./pool-tree";
 import { poolsSvg } from "./report-svg";
 import { poolText } from "./report-text";
 import type { StackSnapshot } from "./stack-snapshot";
@@ -44,8 +45,9 @@ export function stackUsages(
 }
 
 /**
- * The report of some pools: the text (or JSON document) to print, after writing the SVG when
- * asked for.
+ * The report of some pools (in tree order, see `linkPools`): the text (or JSON document) to print,
+ * after writing the SVG when asked for. In the text, a pool made of a block of a pool shown before
+ * it is indented under that pool, one level (4 spaces) per block it lies in.
  * @throws CliError naming the file when the SVG cannot be written.
  */
 export function report(
@@ -67,7 +69,14 @@ export function report(
   }
   if (options.json) return JSON.stringify(reportJson(scope, usages, options.svg), null, 2);
   if (usages.length === 0) return `${title} has no IpPool`;
-  const parts = usages.map((u) => poolText(u, style));
+  const depths = treeDepths(usages);
+  const parts = usages.map((u, i) => {
+    const pad = " ".repeat(4 * depths[i]!);
+    return poolText(u, style)
+      .split("\n")
+      .map((l) => (l === "" ? l : pad + l))
+      .join("\n");
+  });
   if (options.svg !== undefined) parts.push(`map written to ${options.svg}`);
   return parts.join("\n\n");
 }

@@ -1,6 +1,8 @@
 import { formatAddress, parseAddress } from "../allocator/address";
+import { entrySpan } from "../ledger/held-entry";
 import { cellStates, type MapRow } from "./address-map";
 import { blockText, cellLook } from "./cell-glyphs";
+import type { BlockHolder } from "./holder";
 import type { PoolUsage } from "./pool-usage";
 import { gapText } from "./report-text";
 
@@ -18,11 +20,32 @@ export function xmlEscape(text: string): string {
   );
 }
 
+/** Finds the block holding an address, by binary search over blocks sorted by entry. */
+function blockFinder(blocks: readonly BlockHolder[]): (ip: string) => BlockHolder | undefined {
+  const spans = blocks.map((b) => ({ b, ...entrySpan(b.cidr) }));
+  return (ip) => {
+    const { family, value } = parseAddress(ip);
+    let lo = 0;
+    let hi = spans.length - 1;
+    let found: (typeof spans)[number] | undefined;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const s = spans[mid]!;
+      if (s.family < family || (s.family === family && s.start <= value)) {
+        found = s;
+        lo = mid + 1;
+      } else hi = mid - 1;
+    }
+    return found && found.family === family && found.end >= value ? found.b : undefined;
+  };
+}
+
 /**
  * The maps of the pools of `scope` (`stack <name>` or `ledger <id>`) as one standalone SVG document (the same cells as the terminal map),
  * for a wiki page. Every cell is a `<rect>` with `class="cell <state>"`, `data-state`,
  * `data-first` (its first address) and `data-count` (addresses in the cell), and a `<title>`
- * tooltip naming the holder of a single held address. Fills are attributes, so the picture keeps
+ * tooltip naming the holder of a single held address (or of the block it is in). A pool made of a
+ * block names it under the pool's name. Fills are attributes, so the picture keeps
  * its colours where a wiki strips `<style>`.
  */
 export function poolsSvg(scope: string, usages: PoolUsage[]): string {
@@ -38,6 +61,10 @@ export function poolsSvg(scope: string, usages: PoolUsage[]): string {
     y += line * 1.5;
     body.push(`<g class="pool" data-pool="${xmlEscape(u.pool)}">`);
     text(0, `pool ${u.name}`, "pool-name", ' font-weight="bold"');
+    if (u.parent) {
+      y += line;
+      text(0, `in block ${u.parent.block} of pool ${u.parent.name}`, "parent");
+    }
     y += line;
     text(
       0,
@@ -46,6 +73,11 @@ export function poolsSvg(scope: string, usages: PoolUsage[]): string {
       "counts",
     );
     const owners = new Map(u.holders.map((h) => [h.ip, `${h.ip} ${h.state} by ${h.owner}`]));
+    const blockOf = blockFinder(u.blocks);
+    const ownerOf = (ip: string) => {
+      const b = owners.has(ip) ? undefined : blockOf(ip);
+      return b ? `${ip} in block ${b.cidr}, ${b.state} by ${b.owner}` : owners.get(ip);
+    };
     for (const map of u.maps) {
       y += line * 1.25;
       text(0, `${map.subnet}: ${blockText(map.blockSize)}`, "subnet");
@@ -63,7 +95,7 @@ export function poolsSvg(scope: string, usages: PoolUsage[]): string {
           const x = left + i * pitch + Math.floor(i / 16) * groupGap;
           const first = formatAddress(map.family, base + BigInt(i) * BigInt(map.blockSize));
           const single = map.blockSize === "1";
-          const title = single ? (owners.get(first) ?? `${first} ${cellLook[state].meaning}`) : undefined;
+          const title = single ? (ownerOf(first) ?? `${first} ${cellLook[state].meaning}`) : undefined;
           body.push(
             `<rect class="cell ${state}" data-state="${state}" data-first="${first}" data-count="${map.blockSize}" ` +
               `x="${x}" y="${y - cell}" width="${cell}" height="${cell}" fill="${cellLook[state].fill}">` +

@@ -1,20 +1,29 @@
 import { terminalSafe } from "../core/text";
 import { cellStates, type MapGap, type MapRow, type SubnetMap } from "./address-map";
 import { blockText, cellLook } from "./cell-glyphs";
-import type { Holder, PoolUsage } from "./pool-usage";
+import type { BlockHolder, Holder } from "./holder";
+import type { PoolUsage } from "./pool-usage";
+import { ruleText } from "../resources/pool/pool-spec";
 import type { Style } from "./style";
 
 const groupSize = 16;
 
-/** The terminal report of one pool: ranges, counts, the map with its legend, and the holders. */
+/**
+ * The terminal report of one pool: the block it is made of (when it is), ranges, its rule for
+ * blocks, counts, the map with its legend, the holders of addresses and those of blocks.
+ */
 export function poolText(usage: PoolUsage, style: Style): string {
   const bold = (t: string) => style.paint(t, "1");
   const out: string[] = [];
   out.push(`${bold(`pool ${terminalSafe(usage.name)}`)}  ${terminalSafe(usage.pool)}`);
+  if (usage.parent) {
+    out.push(`  in block  ${usage.parent.block} of pool ${terminalSafe(usage.parent.name)}`);
+  }
   for (const r of usage.ranges) {
     out.push(`  range     ${r.rangeStart}-${r.rangeEnd} in ${r.subnet}, gateway ${r.gateway}`);
   }
   out.push(`  strategy  ${usage.strategy}`);
+  if (usage.prefixLengths) out.push(`  blocks    ${ruleText(usage.prefixLengths)}`);
   const counts: [string, string][] = [
     ["size", usage.size],
     ["held", usage.held],
@@ -26,7 +35,8 @@ export function poolText(usage: PoolUsage, style: Style): string {
   out.push(`  ${counts.map(([k, v]) => `${k} ${bold(v)}`).join("  ")}`);
   for (const map of usage.maps) out.push("", ...mapText(map, style));
   out.push("", `  ${legendText(style)}`);
-  out.push("", ...holdersText(usage.holders));
+  if (usage.holders.length > 0 || usage.blocks.length === 0) out.push("", ...holdersText(usage.holders));
+  if (usage.blocks.length > 0) out.push("", ...blocksText(usage.blocks));
   if (usage.stale && usage.stale.length > 0) {
     const whose =
       usage.unchecked === undefined
@@ -74,6 +84,8 @@ export function mapText(map: SubnetMap, style: Style): string[] {
 /** `... 10.64.0.64 - 10.64.127.255: 32704 free`, naming only the kinds of address the gap has. */
 export function gapText(gap: MapGap, ellipsis = "..."): string {
   const parts = [
+    [gap.held ?? "0", "held"],
+    [gap.planned ?? "0", "planned, not created"],
     [gap.free, "free"],
     [gap.excluded, "excluded"],
     [gap.outside, "outside the ranges"],
@@ -89,24 +101,40 @@ export function legendText(style: Style): string {
   return `legend: ${items.join("  ")}`;
 }
 
-/** The holders as a table, or a line saying there are none. */
+/** The holders of addresses as a table, or a line saying there are none. */
 function holdersText(holders: Holder[]): string[] {
   if (holders.length === 0) return ["  holders: none"];
-  // A shared pool's holders come from several stacks.
-  const stacks = holders.some((h) => h.stack !== undefined);
-  // Stack names and URNs come from state or a shared ledger: written as text, never as control codes.
-  const rows = holders.map((h) =>
-    [h.ip, h.state, sinceText(h), ...(stacks ? [h.stack ?? "-"] : []), h.owner].map(terminalSafe),
+  return table(
+    ["ADDRESS"],
+    holders.map((h) => ({ h, cells: [h.ip] })),
   );
-  const head = ["ADDRESS", "STATE", "SINCE", ...(stacks ? ["STACK"] : []), "HOLDER (URN)"];
-  const widths = head.map((t, i) => Math.max(t.length, ...rows.map((r) => r[i]!.length)));
+}
+
+/** The holders of blocks as a table: one line per block, with its size. */
+export function blocksText(blocks: BlockHolder[]): string[] {
+  return table(
+    ["BLOCK", "SIZE"],
+    blocks.map((h) => ({ h, cells: [h.cidr, h.size] })),
+  );
+}
+
+/** A table of holders: the leading cells given, then state, since, the stack (when any has one) and the URN. */
+function table(lead: string[], rows: { h: Holder; cells: string[] }[]): string[] {
+  // A shared pool's holders come from several stacks.
+  const stacks = rows.some(({ h }) => h.stack !== undefined);
+  // Stack names and URNs come from state or a shared ledger: written as text, never as control codes.
+  const body = rows.map(({ h, cells }) =>
+    [...cells, h.state, sinceText(h), ...(stacks ? [h.stack ?? "-"] : []), h.owner].map(terminalSafe),
+  );
+  const head = [...lead, "STATE", "SINCE", ...(stacks ? ["STACK"] : []), "HOLDER (URN)"];
+  const widths = head.map((t, i) => Math.max(t.length, ...body.map((r) => r[i]!.length)));
   const fmt = (r: string[]) =>
     `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")}`;
-  return [fmt(head), ...rows.map(fmt)];
+  return [fmt(head), ...body.map(fmt)];
 }
 
 /** `#3 (update, 2025-12-01 04:50:12 UTC)`: the deployment that created the holder, and when. */
-export function sinceText(h: Holder): string {
+export function sinceText(h: Pick<Holder, "sinceVersion" | "sinceKind" | "sinceTime">): string {
   const when = h.sinceTime
     ? new Date(h.sinceTime)
         .toISOString()
