@@ -10,6 +10,7 @@ import { CliError, exitCodes } from "./cli-error";
 import { findDrift, inUseByOthers, type Finding, type OtherUse, type StatePlacement } from "./drift";
 import { stackOwnership } from "./stack-ownership";
 import { stackPools, type StackPool } from "./stack-pools";
+import { poolScope, type PoolEntry, type PoolScope } from "./pool-scope";
 import { sharedHolders, stackRefOf } from "./ledger-usage";
 import type { Progress } from "./progress";
 import type { StackSnapshot } from "./stack-snapshot";
@@ -42,16 +43,23 @@ export interface CheckResult {
 
 const isAssignment = (type: string) => type.endsWith("egress-ipam:EgressIpAssignment");
 
-/** Which of the stack's pools a provisioner's addresses come from (by range, or by `observeWith`). */
-function poolsOf(config: string, placed: StatePlacement[], pools: StackPool[], snapshot: StackSnapshot) {
+/**
+ * Which of the stack's pools a provisioner's addresses come from (by range, a pool's blocks taken
+ * out: a child pool's address is not its parent's, or by `observeWith`).
+ */
+function poolsOf(
+  config: string,
+  placed: StatePlacement[],
+  pools: StackPool[],
+  snapshot: StackSnapshot,
+  scope: PoolScope,
+) {
   const observed = new Set(
     snapshot.resources
       .filter((r) => JSON.stringify(r.inputs?.observeWith) === config)
       .map((r) => readRecord(r.outputs)?.pool),
   );
-  return pools.filter(
-    ({ id, pool }) => observed.has(id) || placed.some((p) => pool.rangeSets.some((s) => s.contains(p.ip))),
-  );
+  return pools.filter((p) => observed.has(p.id) || placed.some(({ ip }) => scope.answersFor(p, ip)));
 }
 
 /**
@@ -76,21 +84,32 @@ export async function checkStack(
     byConfig.set(key, [...(byConfig.get(key) ?? []), { ip: props.ip, host, urn: r.urn }]);
   }
   const held = new Set<string>();
+  const entries: PoolEntry[] = [];
   for (const r of [...snapshot.resources, ...snapshot.pendingCreates]) {
-    for (const record of [readRecord(r.outputs), readRecord(r.inputs)])
-      record?.ips.forEach((ip) => held.add(ip));
+    for (const record of [readRecord(r.outputs), readRecord(r.inputs)]) {
+      for (const ip of record?.ips ?? []) {
+        held.add(ip);
+        entries.push({ pool: record!.pool, ip });
+      }
+    }
   }
   for (const list of byConfig.values()) list.forEach((p) => held.add(p.ip));
   // A shared pool's addresses are held by every stack that claimed them, not by this one alone.
   if (pools.some((p) => p.ledger)) progress.update("reading the claims of the stack's shared pools");
-  for (const view of (await sharedHolders(pools, stackRefOf(snapshot))).values())
-    view.holders.forEach((h) => held.add(h.ip));
+  for (const [pool, view] of await sharedHolders(pools, stackRefOf(snapshot))) {
+    for (const { ip } of view.holders) {
+      held.add(ip);
+      entries.push({ pool, ip });
+    }
+  }
+  // Addresses inside a held block are the block's: only a pool made of it answers for them.
+  const scope = poolScope(entries);
 
   const ownership = stackOwnership(snapshot);
   const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [], others: [] };
   for (const [key, placed] of byConfig) {
     const config = JSON.parse(key) as ProvisionerConfig;
-    const mine = poolsOf(key, placed, pools, snapshot);
+    const mine = poolsOf(key, placed, pools, snapshot, scope);
     const subnets = [...new Set(mine.flatMap(({ pool }) => poolSubnets(pool.rangeSets)))];
     const entry: ProvisionerCheck = { provisioner: printable(config), subnets };
     result.provisioners.push(entry);
@@ -123,12 +142,13 @@ export async function checkStack(
     entry.seen = seen.length;
     const allocatable = new Set<string>();
     for (const p of seen) {
-      for (const { pool } of mine) {
+      for (const one of mine) {
         if (
-          await checkRequestable(pool, p.ip).then(
+          scope.answersFor(one, p.ip) &&
+          (await checkRequestable(one.pool, p.ip).then(
             () => true,
             () => false,
-          )
+          ))
         )
           allocatable.add(p.ip);
       }
