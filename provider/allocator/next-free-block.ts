@@ -75,7 +75,7 @@ export function nextFreeBlock(options: NextFreeBlockOptions): string {
   const found =
     strategy === "lowest-free" ? bestFit(space, size, taken) : firstFit(space, size, taken, cursor);
   if (found === undefined) {
-    throw new IpamError("POOL_EXHAUSTED", `no free /${options.prefixLength} block left in ${space.label}`);
+    throw new IpamError("POOL_EXHAUSTED", `no free /${options.prefixLength} block left in ${labelOf(space)}`);
   }
   return formatPrefix(space.family, found, options.prefixLength);
 }
@@ -104,11 +104,11 @@ export function checkBlock(options: {
   if (p.family !== space.family) {
     throw new IpamError(
       "NOT_IN_RANGE",
-      `block ${cidr} is ${familyName(p.family)} but ${space.label} is ${familyName(space.family)}`,
+      `block ${cidr} is ${familyName(p.family)} but ${labelOf(space)} is ${familyName(space.family)}`,
     );
   }
   if (!space.subnets.some((s) => p.network >= s.start && p.last <= s.end)) {
-    throw new IpamError("NOT_IN_RANGE", `block ${cidr} is not inside one subnet of ${space.label}`);
+    throw new IpamError("NOT_IN_RANGE", `block ${cidr} is not inside one subnet of ${labelOf(space)}`);
   }
   const conflicts: [ReadonlyIntervalSet, string][] = [
     [space.blocked, "excluded"],
@@ -122,7 +122,7 @@ export function checkBlock(options: {
       s === p.network && e === p.last
         ? `is ${what}`
         : `${what === "taken" ? "overlaps" : "contains"} ${what} ${formatSpan(p.family, s, e)}`;
-    throw new IpamError("IP_UNAVAILABLE", `block ${cidr} ${why} in ${space.label}`);
+    throw new IpamError("IP_UNAVAILABLE", `block ${cidr} ${why} in ${labelOf(space)}`);
   }
   return cidr;
 }
@@ -138,8 +138,6 @@ interface BlockSpace {
   readonly family: AddressFamily;
   readonly subnets: readonly Subnet[];
   readonly blocked: ReadonlyIntervalSet;
-  /** How messages name the pool: "range set 10.0.0.0-10.0.255.255" (the subnets, not the ranges). */
-  readonly label: string;
 }
 
 function blockSpace(rangeSet: RangeSet, exclude: Iterable<string> | undefined): BlockSpace {
@@ -155,8 +153,12 @@ function blockSpace(rangeSet: RangeSet, exclude: Iterable<string> | undefined): 
   const subnets = all.filter(
     (a, i) => !all.some((b, j) => j !== i && inside(a, b) && (j < i || !inside(b, a))),
   );
-  const label = `range set ${subnets.map((s) => `${formatAddress(family, s.start)}-${formatAddress(family, s.end)}`).join(",")}`;
-  return { family, subnets, blocked: exclusionSet(family, exclude), label };
+  return { family, subnets, blocked: exclusionSet(family, exclude) };
+}
+
+/** How messages name the pool: "range set 10.0.0.0-10.0.255.255" (its subnets, not its ranges). */
+function labelOf({ family, subnets }: BlockSpace): string {
+  return `range set ${subnets.map((s) => `${formatAddress(family, s.start)}-${formatAddress(family, s.end)}`).join(",")}`;
 }
 
 /** The number of addresses in a block of `prefixLength`. @throws IpamError INVALID_CONFIG. */
