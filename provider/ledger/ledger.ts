@@ -17,6 +17,12 @@ export interface PlanRequest {
   requested?: string[];
   /** How many addresses to choose when none are requested (default 1). */
   count?: number;
+  /**
+   * A block request's prefix length: what the owner holds counts as its plan only when it is a
+   * block of this length (without it, only addresses count), so a holder asking for a new length
+   * gets a new block while its old one is still held.
+   */
+  prefixLength?: number;
   /** Picks the next address; called once per address, with the previous picks already taken. */
   choose: Chooser;
   /** Take the requested addresses over from whoever holds them (renames, imports of existing IPs). */

@@ -41,13 +41,19 @@ export interface PoolView {
  * or (automatic) exactly as many addresses as it needs — the record of an interrupted create, or
  * what its preview planned. Its `seq` is the highest of its addresses; undefined when it does not.
  */
-export function heldPlan(req: PlanRequest, held: readonly Held[]): Plan | undefined {
+export function heldPlan(req: PlanRequest, all: readonly Held[]): Plan | undefined {
+  // An automatic plan is held only in the shape asked for: addresses, or blocks of the length asked.
+  const held = req.requested ? all : all.filter((h) => entryLength(h.ip) === req.prefixLength);
   const ips = [...held].sort((a, b) => a.seq - b.seq).map((h) => h.ip);
   if (req.requested)
     return req.requested.every((ip) => ips.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;
   if (held.length !== (req.count ?? 1)) return undefined;
   return { ips, seq: Math.max(...held.map((h) => h.seq)) };
 }
+
+/** The prefix length of a block entry; undefined for an address. */
+const entryLength = (entry: string): number | undefined =>
+  isBlock(entry) ? Number(entry.slice(entry.indexOf("/") + 1)) : undefined;
 
 /** What a refusal of an address another owner holds adds where `adopt: true` could take it over. */
 export const adoptHint = "; set adopt: true to take it over";

@@ -153,3 +153,63 @@ describe("PrefixAllocation with the real engine", () => {
     expect(changesOf(destroy.summary.resourceChanges)).toEqual({ delete: 18 });
   });
 });
+
+describe("blocks planned in program order whatever order the engine checks them in", () => {
+  const h = Harness.create("block-order");
+  const { IpPool, IpAllocation, PrefixAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  afterAll(() => h.dispose());
+  // 30 holders of one pool, blocks of three lengths and addresses mixed: each plan depends on every
+  // plan before it (best fit), so any plan made out of program order would show.
+  const holders = Array.from({ length: 30 }, (_, i) => ({
+    name: `h${i}`,
+    length: i % 5 === 4 ? undefined : [26, 28, 27][i % 3]!,
+  }));
+  const program = async () => {
+    const pool = new IpPool("pool", {
+      ranges: [{ subnet: "10.40.0.0/20" }],
+      strategy: "lowest-free",
+      exclude: ["10.40.0.0/25"],
+    });
+    const out: Record<string, unknown> = {};
+    for (const { name, length } of holders) {
+      out[name] =
+        length === undefined
+          ? new IpAllocation(name, { pool }).ip
+          : new PrefixAllocation(name, { pool, prefixLength: length }).cidr;
+    }
+    return out;
+  };
+  const plannedOf = (preview: Awaited<ReturnType<typeof h.preview>>) =>
+    holders.map(({ name, length }) => preview.planned(name)?.[length === undefined ? "ip" : "cidr"]);
+
+  it("shows the same plan at 6 previews with --parallel 16, and up creates exactly it", async () => {
+    await h.program(program);
+    const first = plannedOf(await h.preview({ parallel: 16 }));
+    expect(first.every((x) => typeof x === "string")).toBe(true);
+    expect(new Set(first).size).toBe(holders.length);
+    for (let i = 0; i < 5; i++) expect(plannedOf(await h.preview({ parallel: 16 }))).toEqual(first);
+    const up = await h.up({ parallel: 16 });
+    expect(holders.map(({ name }) => up.outputs[name]?.value)).toEqual(first);
+  });
+
+  it("refuses at preview to change a parent block under a child pool with holders, naming them", async () => {
+    const parentProgram = (length: number) => async () => {
+      const pool = new IpPool("root", { ranges: [{ subnet: "10.50.0.0/16" }], strategy: "lowest-free" });
+      const parent = new PrefixAllocation("parent", { pool, prefixLength: length });
+      const child = new IpPool("child", { ranges: [{ subnet: parent.cidr }] });
+      return { parent: parent.cidr, web: new IpAllocation("web", { pool: child }).ip };
+    };
+    await h.program(parentProgram(24));
+    const up = await h.up();
+    expect([up.outputs.parent?.value, up.outputs.web?.value]).toEqual(["10.50.0.0/24", "10.50.0.2"]);
+    await h.program(parentProgram(25));
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toContain(
+      "[POOL_IN_USE] this change gives up block 10.50.0.0/24, and pools carved from it have holders",
+    );
+    expect(err).toMatch(/10\.50\.0\.2 \(held by urn:pulumi:test::block-order::[^)]*IpAllocation::web\)/);
+    await expect(h.up()).rejects.toThrow(/10\.50\.0\.2/);
+    const state = await h.resources();
+    expect(state.find((r) => r.urn.endsWith("::parent"))?.outputs?.cidr).toBe("10.50.0.0/24");
+  });
+});

@@ -140,7 +140,7 @@ export function queuedBlockRequest(
   try {
     if (line.startsWith("/")) {
       const length = blockLength(pool, line === "/" ? undefined : Number(line.slice(1)));
-      return { pool: poolId, owner, count: 1, choose: blockChooser(pool, length) };
+      return { pool: poolId, owner, count: 1, prefixLength: length, choose: blockChooser(pool, length) };
     }
     blockLength(pool, undefined, line);
     const cidr = checkRequestableBlock(pool, line);

@@ -18,6 +18,8 @@ import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
 import { prefixAllocationInputs } from "../resource-inputs";
 import { holderLifecycle } from "../ip-allocation/ip-allocation-provider";
+import { stackResources } from "../../ledger/stack/stack-ledger";
+import { childPoolHolders } from "./child-pools";
 
 /** The outputs a block holder shows (also returned by `check`, so preview shows them). */
 function blockOutputs(record: AllocationRecord) {
@@ -109,6 +111,22 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   ) {
     return { inputs: { ...withPoolRef(news), ...blockOutputs(old) } };
   }
+  if (oldBlock?.includes("/")) {
+    // The held block is given up for another: refused while pools carved from it have holders.
+    const stranded = await stackResources(String(news.stack)).then(
+      (rs) => childPoolHolders(rs, oldBlock),
+      () => [],
+    );
+    if (stranded.length > 0) {
+      const reason =
+        `this change gives up block ${oldBlock}, and pools carved from it have holders: ${stranded.join(", ")}; ` +
+        "move or delete those first, or keep the block (its prefixLength, cidr and pool)";
+      return {
+        inputs: news,
+        failures: [inputFailure(news.cidr === undefined ? "prefixLength" : "cidr", reason, "POOL_IN_USE")],
+      };
+    }
+  }
   try {
     const ledger = ledgerFor(news, news.pool.ledger, `PrefixAllocation ${news.owner} (check)`);
     let ahead;
@@ -129,6 +147,7 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
       owner: news.owner,
       requested: requested === undefined ? undefined : [requested],
       count: 1,
+      prefixLength: length,
       choose: blockChooser(pool, length),
       adopt: Boolean(news.adopt),
     });
