@@ -13,7 +13,7 @@ import { shown } from "../../core/text";
  * deletes it.
  */
 export interface Claim {
-  /** The canonical address. */
+  /** The canonical entry: an address, or a block (`10.20.3.0/24`). */
   ip: string;
   state: "hold" | "claim";
   /** Stack of the owner, `<org>/<project>/<stack>`, as named when the claim was written. */
@@ -170,6 +170,8 @@ export class ClaimStore {
    * keeps that address from everyone (a {@link Claim.malformed} claim), otherwise it is ignored.
    */
   claimOf(cm: k8s.V1ConfigMap): Claim | undefined {
+    // A block's marker (read by name, or seen as it turns into a claim) is no claim and no mistake.
+    if (cm.metadata?.labels?.[roleLabel] === roles.marker) return undefined;
     const name = cm.metadata?.name ?? "";
     const c = parseClaim(cm);
     let why: string | undefined;
@@ -208,7 +210,7 @@ export class ClaimStore {
     };
   }
 
-  /** The claim of `ip`, or undefined when there is none. */
+  /** The claim of `ip` (an address or a block), or undefined when there is none (or only a marker). */
   async read(ip: string): Promise<Claim | undefined> {
     const name = claimName(this.pool, ip);
     try {
@@ -235,11 +237,12 @@ export class ClaimStore {
   }
 
   /**
-   * Overwrites `previous` with `fields`, preconditioned on the resourceVersion read with it.
+   * Overwrites `previous` (a claim, or a marker at the name of the block `previous.ip`) with
+   * `fields`, preconditioned on the resourceVersion read with it.
    * @throws the client's 409 Conflict when the object changed since (for retryOnConflict);
    *   LEDGER_UNAVAILABLE for other failures.
    */
-  async replace(previous: Claim, fields: ClaimFields): Promise<Claim> {
+  async replace(previous: Pick<Claim, "ip" | "resourceVersion">, fields: ClaimFields): Promise<Claim> {
     const body = this.body(previous.ip, fields);
     // Never an unconditional update: a claim without a resourceVersion is not one read from the server.
     if (!previous.resourceVersion)
@@ -263,7 +266,7 @@ export class ClaimStore {
    * since it was read is never deleted. True when deleted, false when already gone.
    * @throws the client's 409 Conflict when it changed since it was read.
    */
-  async delete(previous: Claim): Promise<boolean> {
+  async delete(previous: Pick<Claim, "ip" | "uid" | "resourceVersion">): Promise<boolean> {
     const name = claimName(this.pool, previous.ip);
     try {
       await this.clients.core.deleteNamespacedConfigMap({

@@ -1,0 +1,180 @@
+import { randomBytes } from "node:crypto";
+import { retryOnConflict } from "../../kube/conflict-retry";
+import { describeEntry } from "../held-entry";
+import { isLive, type Claim } from "./claim-store";
+import { ancestorsOf, type LengthRange } from "./marker-range";
+import type { Marker, MarkerStore } from "./marker-store";
+
+// Blocks and the entries inside them meet in one object: a block's claim is named for the block,
+// and every entry registers in a *marker* at the name of each block around it (at the pool's marker
+// lengths). So a claim of a block and a claim of anything inside it or around it write the same
+// object, and AlreadyExists or a stale resourceVersion decides which one wins, whatever the timing
+// and whatever the Lease says. The argument, race by race, is in docs/shared-pools.md ("Blocks").
+
+/** Where one registration wrote an entry's token: for taking exactly that back. */
+export interface Registered {
+  block: string;
+  token: string;
+}
+
+/**
+ * An entry cannot be held because a claim or hold of another entry overlaps it: a block around it
+ * (`around`), or an entry inside it listed in the marker at its own name.
+ */
+export class MarkerConflict extends Error {
+  constructor(
+    readonly entry: string,
+    readonly holder: Claim,
+    readonly around: boolean,
+  ) {
+    super(`${describeEntry(entry)} overlaps ${describeEntry(holder.ip)}, which is held`);
+  }
+}
+
+/** A value new at every registration, so that every registration changes its marker. */
+const nonce = (): string => randomBytes(6).toString("hex");
+/** The uid part of a token. */
+const uidOf = (token: string): string => token.slice(0, token.indexOf("/"));
+
+/**
+ * The marker protocol of one pool: registering an entry in the markers around it, taking that back,
+ * checking the entries registered at a block's own name before the block is claimed there, and
+ * collecting markers whose entries are all gone.
+ */
+export class BlockMarkers {
+  /**
+   * @param store - the pool's marker objects.
+   * @param forget - told of every claim object this protocol removes or turns into a marker (for a view).
+   * @param now - the clock that decides whether a hold has lapsed.
+   */
+  constructor(
+    readonly store: MarkerStore,
+    private readonly forget: (entry: string) => void = () => undefined,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Registers `entry`, whose claim object has `uid`, in the marker of each block around it at the
+   * lengths `range` (all at once). `fresh` (the object was just created, or made from a marker)
+   * writes every marker; otherwise a marker that lists the entry with a token of `uid` is left as it
+   * is. A lapsed hold of a block around it becomes a marker.
+   * @throws MarkerConflict naming a live claim or hold of a block around the entry, after taking
+   *   back what this call wrote; LEDGER_UNAVAILABLE; CONFLICT.
+   */
+  async register(entry: string, uid: string, range: LengthRange, fresh: boolean): Promise<Registered[]> {
+    const blocks = ancestorsOf(entry, range);
+    const results = await Promise.allSettled(blocks.map((b) => this.registerAt(b, entry, uid, fresh)));
+    const wrote = results.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
+    const failed = results.find((r) => r.status === "rejected");
+    if (failed) {
+      await this.unregister(entry, wrote).catch(() => undefined);
+      throw failed.reason;
+    }
+    return wrote;
+  }
+
+  private registerAt(
+    block: string,
+    entry: string,
+    uid: string,
+    fresh: boolean,
+  ): Promise<Registered | undefined> {
+    return retryOnConflict(`registering ${describeEntry(entry)} in the marker of ${block}`, async () => {
+      const token = `${uid}/${nonce()}`;
+      const at = await this.store.read(block);
+      if (!at) {
+        if (await this.store.create(block, { [entry]: token })) return { block, token };
+        throw Object.assign(new Error(`${block} was created meanwhile`), { code: 409 });
+      }
+      if (at.kind === "claim") {
+        if (isLive(at.claim, this.now())) throw new MarkerConflict(entry, at.claim, true);
+        // A lapsed hold of the block: anyone may take it over; its owner's next write finds a marker.
+        await this.store.replace(block, at.claim.resourceVersion, { [entry]: token });
+        this.forget(block);
+        return { block, token };
+      }
+      const m = at.marker;
+      if (!fresh && uidOf(m.children[entry] ?? "") === uid) return undefined;
+      await this.store.replace(block, m.resourceVersion, { ...m.children, [entry]: token });
+      return { block, token };
+    });
+  }
+
+  /** Takes back exactly the registrations `wrote` (a later registration of the entry stays). */
+  async unregister(entry: string, wrote: readonly Registered[]): Promise<void> {
+    await Promise.all(wrote.map((w) => this.remove(w.block, entry, (token) => token === w.token)));
+  }
+
+  /**
+   * Removes the registrations of `entry` by the claim object `uid` from the markers around it at
+   * `range` (after that object was deleted), but the marker of `except`; a marker left without
+   * entries is deleted.
+   */
+  async release(entry: string, uid: string, range: LengthRange | undefined, except?: string): Promise<void> {
+    const blocks = ancestorsOf(entry, range).filter((b) => b !== except);
+    await Promise.all(blocks.map((b) => this.remove(b, entry, (token) => uidOf(token) === uid)));
+  }
+
+  private remove(block: string, entry: string, match: (token: string) => boolean): Promise<void> {
+    return retryOnConflict(`removing ${describeEntry(entry)} from the marker of ${block}`, async () => {
+      const at = await this.store.read(block);
+      if (at?.kind !== "marker") return;
+      const token = at.marker.children[entry];
+      if (token === undefined || !match(token)) return;
+      const { [entry]: _gone, ...rest } = at.marker.children;
+      // A registration since changed the resourceVersion: the delete fails and the marker stays.
+      if (Object.keys(rest).length === 0) await this.store.delete(at.marker);
+      else await this.store.replace(block, at.marker.resourceVersion, rest);
+    });
+  }
+
+  /**
+   * Checks that the entries registered in `marker` (at the name of `block`, which is about to be
+   * claimed) are all gone: a lapsed hold among them is deleted (preconditioned on what was read),
+   * so its owner cannot renew it afterwards.
+   * @throws MarkerConflict naming a live claim or hold inside the block; 409 when a lapsed hold
+   *   changed meanwhile (read again and retry).
+   */
+  async clearInside(block: string, marker: Marker, range: LengthRange | undefined): Promise<void> {
+    await Promise.all(
+      Object.keys(marker.children).map(async (child) => {
+        const at = await this.store.read(child);
+        if (at?.kind !== "claim") return;
+        if (isLive(at.claim, this.now())) throw new MarkerConflict(block, at.claim, false);
+        if (await this.store.claims.delete(at.claim)) this.forget(child);
+        // Its other registrations; the one in `marker` goes when the block is written over it.
+        await this.release(child, at.claim.uid, range, block).catch(() => undefined);
+      }),
+    );
+  }
+
+  /**
+   * Garbage collection: removes from every marker of the pool the registrations whose claim object
+   * is gone (deleted, replaced by another object, or turned into a marker), and deletes the markers
+   * left without any. Each write is preconditioned on the marker as read, so a registration made
+   * meanwhile keeps it. Needed only after interrupted releases: a release removes its own.
+   * @returns how many markers it deleted.
+   */
+  async sweep(): Promise<number> {
+    let deleted = 0;
+    for (const m of await this.store.list()) {
+      const alive = await Promise.all(
+        Object.entries(m.children).map(async ([child, token]) => {
+          const at = await this.store.read(child);
+          return at?.kind === "claim" && at.claim.uid === uidOf(token);
+        }),
+      );
+      const kept = Object.fromEntries(Object.entries(m.children).filter((_, i) => alive[i]));
+      if (Object.keys(kept).length === Object.keys(m.children).length) continue;
+      try {
+        if (Object.keys(kept).length === 0) {
+          await this.store.delete(m);
+          deleted++;
+        } else await this.store.replace(m.block, m.resourceVersion, kept);
+      } catch (e) {
+        if ((e as { code?: number }).code !== 409) throw e; // changed meanwhile: someone is using it
+      }
+    }
+    return deleted;
+  }
+}
