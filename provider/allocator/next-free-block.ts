@@ -57,7 +57,8 @@ export interface NextFreeBlockOptions {
  * of the pool, O(h · bits) for h holes (it stops early at the lowest exact fit).
  *
  * @returns the block as canonical CIDR text, e.g. `10.20.3.0/24` or `2001:db8:0:5::/64`.
- * @throws IpamError POOL_EXHAUSTED naming the length and the set when no block fits; INVALID_CONFIG
+ * @throws IpamError POOL_EXHAUSTED naming the length and the set by its subnets when no block fits
+ *   (`no free /24 block left in range set 10.0.0.0-10.255.255.255`); INVALID_CONFIG
  *   for a prefix length that is not an integer from 0 to the family's bits, or an unknown strategy;
  *   INVALID_ADDRESS / HOST_BITS_SET for a bad cursor, exclusion or taken entry; any range-set
  *   canonicalize error.

@@ -160,6 +160,13 @@ describe("nextFreeBlock", () => {
     ],
     // IPv6.
     ["a /64 out of a /48", ["2001:db8::/48"], { prefixLength: 64 }, "2001:db8::/64"],
+    ["the whole address space as one block", ["::/0"], { prefixLength: 0, cursor: "ffff::/16" }, "::/0"],
+    [
+      "a cursor on the last address wraps",
+      ["0.0.0.0/0"],
+      { prefixLength: 1, cursor: "255.255.255.255", taken: ["0.0.0.0/2"] },
+      "128.0.0.0/1",
+    ],
     [
       "the /64 after a cursor",
       ["2001:db8::/48"],
