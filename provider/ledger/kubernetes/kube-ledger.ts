@@ -24,6 +24,9 @@ import { leaseLocker } from "./lease-lock";
 import { inProcessLocker, withLock, type Locker } from "../locker";
 import { batched, type Outcome } from "./plan-batch";
 import { claimView } from "./claim-view";
+import { entryWrites } from "./entry-writes";
+import { MarkerConflict } from "./block-markers";
+import { describeEntry } from "../held-entry";
 
 /** Where a shared pool lives: the pool option `ledger` with durations in milliseconds. */
 export interface KubeLedgerConfig {
@@ -119,8 +122,11 @@ interface Written {
 export const defaultHoldDuration = 15 * 60_000;
 
 /**
- * The ledger of a pool shared across stacks: one ConfigMap per address in a namespace of a
- * Kubernetes cluster (see {@link ClaimStore}), planned under a Lease per pool.
+ * The ledger of a pool shared across stacks: one ConfigMap per entry (an address or a block) in a
+ * namespace of a Kubernetes cluster (see {@link ClaimStore}), planned under a Lease per pool. In a
+ * pool whose stored rule has `prefixLengths` min and max, every entry also registers in the markers
+ * of the blocks around it, so that a block and anything inside it are never both held, whatever the
+ * Lease says (see block-markers.ts and entry-writes.ts).
  *
  * - `plan` (at `check`, preview included) reads the pool's claims from this process's view (listed
  *   once, then kept current by a watch: see claim-view), chooses, and writes a *hold* per address: a create, so the API server's AlreadyExists refuses a second holder of an
@@ -150,6 +156,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     lockAcquireTimeout: cfg.lockAcquireTimeout,
   };
   const what = `pool "${cfg.name}" (namespace "${cfg.namespace}")`;
+  const entries = entryWrites(store, what, (e) => view.record(e, undefined));
   /** The pool in this process's caches: one per server, namespace and name. */
   const poolKey = `${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`;
   const me: StackRef =
@@ -185,15 +192,35 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const reread = async (ip: string) => view.record(ip, await store.read(ip));
 
   /**
-   * Writes `fields` for `ip` over whatever `existing` is (a create when there is none). A lost race
-   * (AlreadyExists, or 409 on an update) reads that object into the view and throws 409, for the
-   * caller's retry to plan again with it.
+   * Writes `fields` for `ip` over whatever `existing` is (a create when there is none), with the
+   * markers of a pool that keeps them (see entry-writes). A lost race (AlreadyExists, or 409 on an
+   * update) reads that object into the view and throws 409, for the caller's retry to plan again
+   * with it; so does an overlapping entry a marker names (its holder goes into the view). With
+   * `refuse` (a claim of what was planned), or when the holder is the same owner (which planning
+   * again would not avoid), that overlap is IpamError IP_UNAVAILABLE naming the holder instead.
    */
-  const put = async (ip: string, existing: Claim | undefined, fields: ClaimFields): Promise<Claim> => {
+  const put = async (
+    ip: string,
+    existing: Claim | undefined,
+    fields: ClaimFields,
+    refuse = false,
+  ): Promise<Claim> => {
     let written: Claim | undefined;
     try {
-      written = existing ? await store.replace(existing, fields) : await store.create(ip, fields);
+      written = await entries.write(ip, existing, fields, pendingOf(fields));
     } catch (e) {
+      if (e instanceof MarkerConflict) {
+        view.record(e.holder.ip, e.holder);
+        if (ownedBy(e.holder, me, fields.owner)) throw overlapsOwn(ip, e);
+        if (refuse) {
+          throw new IpamError(
+            "IP_UNAVAILABLE",
+            `planned ${describeEntry(ip)} in ${what} overlaps ${describeEntry(e.holder.ip)}, held by ` +
+              `${who(e.holder)} since it was planned; run the update again to plan another`,
+          );
+        }
+        throw Object.assign(e, { code: 409 });
+      }
       if ((e as { code?: number }).code === 409) await reread(ip).catch(() => undefined);
       throw e;
     }
@@ -204,6 +231,18 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     view.record(ip, written);
     return written;
   };
+
+  /** The hold a new claim of a pool with markers is written as until it has registered. */
+  const pendingOf = (fields: ClaimFields): ClaimFields | undefined =>
+    fields.state === "claim" ? { ...fields, state: "hold", expires: Date.now() + holdFor } : undefined;
+
+  /** An entry that overlaps another entry of its own owner: one claim object cannot be both. */
+  const overlapsOwn = (ip: string, e: MarkerConflict) =>
+    new IpamError(
+      "IP_UNAVAILABLE",
+      `${describeEntry(ip)} in ${what} overlaps ${describeEntry(e.holder.ip)}, which ${e.holder.owner} holds ` +
+        `already: release that first (e.g. deleteBeforeReplace for a change of a block)`,
+    );
 
   /** Puts `c` into `claims` in place of the entry of its address. */
   const keep = (claims: Claim[], c: Claim) => {
@@ -293,7 +332,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       if (!own(c)) continue;
       await retryOnConflict(`releasing ${c.ip} in ${what}`, async (n) => {
         const current = n === 1 ? c : await store.read(c.ip);
-        if (own(current) && (await store.delete(current))) view.record(current.ip, undefined);
+        if (own(current) && (await entries.remove(current))) view.record(current.ip, undefined);
       });
     }
   };
@@ -319,7 +358,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       if (foreign && !(adopt && ofStack(c, me))) {
         throw new IpamError(
           "IP_UNAVAILABLE",
-          `planned address ${ip} in ${what} was taken by ${who(c)} after it was planned ` +
+          `planned ${describeEntry(ip)} in ${what} was taken by ${who(c)} after it was planned ` +
             `(its hold lapsed); run the update again to plan another`,
         );
       }
@@ -334,7 +373,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       if (me.stackId !== undefined) claim.stackId = me.stackId;
       if (instance !== undefined) claim.instance = instance;
       // Rewriting an own claim of an earlier version (no identity) is how it migrates.
-      written.push({ before: c, after: await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim) });
+      written.push({ before: c, after: await put(ip, c, takenFrom ? { ...claim, takenFrom } : claim, true) });
     }
   };
 
@@ -342,7 +381,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const undo = async (written: Written[]): Promise<void> => {
     for (const { before, after } of written.reverse()) {
       if (before === undefined) {
-        if (await store.delete(after)) view.record(after.ip, undefined);
+        if (await entries.remove(after)) view.record(after.ip, undefined);
         continue;
       }
       const {

@@ -2,6 +2,7 @@
 // them, before anything is written: pure, so its rules can be tested case by case.
 import { AddressSet, IpamError } from "../../allocator";
 import type { Plan, PlanRequest } from "../ledger";
+import { anyTaken, entriesOverlap, entrySpan, takeEntry } from "../held-entry";
 import { heldPlan, planAddresses } from "../planner";
 import type { CarriedRecord } from "../stack/allocation-record";
 import {
@@ -65,15 +66,25 @@ export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Pla
   }
   const live = claims.filter((c) => isLive(c, at));
   const maxSeq = live.reduce((m, c) => Math.max(m, c.seq), 0);
+  const taken = new AddressSet();
+  for (const c of live) takeEntry(taken, c.ip);
   const { ips, seq } = planAddresses(req, {
     what,
-    taken: new AddressSet(live.map((c) => c.ip)),
+    taken,
     latest: live.filter((c) => c.seq === maxSeq && maxSeq > 0).map((c) => c.ip),
     maxSeq,
     otherHolder: (ip, owner) => {
       const other = byIp.get(ip);
-      if (!other || !isLive(other, at) || ownedBy(other, me, owner)) return undefined;
-      return { name: describeHolder(other, me), adoptable: ofStack(other, me) };
+      if (other && isLive(other, at) && !ownedBy(other, me, owner)) {
+        return { name: describeHolder(other, me), adoptable: ofStack(other, me) };
+      }
+      // Anything overlapping it (a block around an address, an entry inside a block): never adoptable.
+      if (!anyTaken(taken, ip)) return undefined;
+      const span = entrySpan(ip);
+      const around = live.find(
+        (c) => c.ip !== ip && !ownedBy(c, me, owner) && entriesOverlap(span, entrySpan(c.ip)),
+      );
+      return around && { name: `${describeHolder(around, me)} (${around.ip})`, adoptable: false };
     },
     exhaustedNote: `shared ${what}, ${live.length} held`,
   });

@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Claim, ClaimFields } from "../../../provider/ledger/kubernetes/claim-store";
 import { decidePlan, withRecords, type Planning } from "../../../provider/ledger/kubernetes/plan-decision";
 import { poolChooser, resolvePool } from "../../../provider/resources/pool/pool-spec";
+import { nextFreeBlock, type ReadonlyAddressSet } from "../../../provider/allocator";
 
 const now = 1_000_000;
 const me = { stack: "o/p/s", stackId: "stack-me" };
@@ -131,5 +132,74 @@ describe("withRecords", () => {
     // Another stack's claim with a matching instance stays as it is.
     const theirs = claim("10.9.0.2", "web", { ...other, instance: "i-web" });
     expect(withRecords([theirs], records, now, planning)[0]!.owner).toBe(urn("web"));
+  });
+});
+
+describe("decidePlan with blocks", () => {
+  const rangeSet = resolvePool({ ranges: [{ subnet: "10.20.0.0/22" }] }).pool!.rangeSets[0]!;
+  const blocksOf =
+    (prefixLength: number) =>
+    (taken: ReadonlyAddressSet, latest: readonly string[]): string =>
+      nextFreeBlock({ rangeSet, prefixLength, taken, cursor: latest.at(-1), strategy: "lowest-free" });
+  const liveBlocks = [
+    claim("10.20.0.0/24", "net-a", other),
+    claim("10.20.1.64/26", "net-b", { ...other, state: "hold", expires: now + 5 }),
+    claim("10.20.2.9", "web", other),
+    claim("10.20.3.0/24", "gone", { ...other, state: "hold", expires: now - 1 }), // lapsed: free
+  ];
+
+  it.each([
+    [26, "10.20.1.0/26"], // /24 taken whole, the /26 next to the held one
+    [25, "10.20.1.128/25"],
+    [24, "10.20.3.0/24"], // a lapsed hold of a block is free; 10.20.2.0/24 has an address held
+    [23, "10.20.2.0/23"],
+  ])("plans an automatic /%d around the held entries: %s", (length, block) => {
+    const staged = decidePlan(
+      { pool: "p", owner: urn("net"), count: 1, choose: blocksOf(length) },
+      length === 23 ? liveBlocks.slice(0, 2) : liveBlocks,
+      now,
+      planning,
+    );
+    expect(staged.plan.ips).toEqual([block]);
+    expect(staged.writes.map((w) => [w.ip, w.fields.state])).toEqual([[block, "hold"]]);
+  });
+
+  it.each([
+    [
+      "10.20.0.0/25",
+      /requested block 10.20.0.0\/25 .* overlaps what is held by .*net-a of stack o\/p\/t \(10.20.0.0\/24\)/,
+    ],
+    ["10.20.0.5", /requested address 10.20.0.5 .* is held by .*net-a.* \(10.20.0.0\/24\)/], // an address inside a block
+    ["10.20.2.0/24", /overlaps what is held by .*::web of stack o\/p\/t \(10.20.2.9\)/], // a block around an address
+    ["10.20.1.0/24", /net-b.*planned, not yet created.*\(10.20.1.64\/26\)/], // a live hold counts
+  ])("refuses %s, naming the overlapping holder", (requested, message) => {
+    expect(() =>
+      decidePlan({ pool: "p", owner: urn("net"), requested: [requested], choose }, liveBlocks, now, planning),
+    ).toThrow(message);
+  });
+
+  it.each([
+    [
+      "the same block of another resource of the stack",
+      claim("10.20.0.0/24", "old"),
+      "10.20.0.0/24",
+      undefined,
+    ],
+    [
+      "a block around it, of the stack",
+      claim("10.20.0.0/24", "old"),
+      "10.20.0.0/25",
+      /overlaps what is held by/,
+    ],
+    [
+      "a block inside it, of the stack",
+      claim("10.20.0.0/26", "old"),
+      "10.20.0.0/24",
+      /overlaps what is held by/,
+    ],
+  ])("with adopt, takes over %s, never a part of one", (_, held, requested, refusal) => {
+    const req = { pool: "p", owner: urn("net"), requested: [requested], adopt: true, choose };
+    if (refusal) expect(() => decidePlan(req, [held], now, planning)).toThrow(refusal);
+    else expect(decidePlan(req, [held], now, planning).writes).toEqual([]); // a claim: taken over at create
   });
 });
