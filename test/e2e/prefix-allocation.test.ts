@@ -213,3 +213,45 @@ describe("blocks planned in program order whatever order the engine checks them 
     expect(state.find((r) => r.urn.endsWith("::parent"))?.outputs?.cidr).toBe("10.50.0.0/24");
   });
 });
+
+describe("a block renamed with adopt", () => {
+  const h = Harness.create("block-adopt");
+  const { IpPool, PrefixAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  afterAll(() => h.dispose());
+  const program = (names: Record<string, { cidr?: string; adopt?: boolean }>) => async () => {
+    const pool = new IpPool("pool", { ranges: [{ subnet: "10.60.0.0/16" }], prefixLengths: { default: 24 } });
+    return Object.fromEntries(
+      Object.entries(names).map(([name, args]) => [name, new PrefixAllocation(name, { pool, ...args }).cidr]),
+    );
+  };
+
+  it("keeps the block: the new name adopts it, the old one's delete leaves it", async () => {
+    await h.program(program({ old: {} }));
+    expect((await h.up()).outputs.old?.value).toBe("10.60.0.0/24");
+    await h.program(program({ old: {}, renamed: { cidr: "10.60.0.0/24" } }));
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toMatch(
+      /requested block 10\.60\.0\.0\/24 .*is held by [^ ]*PrefixAllocation::old; set adopt: true/,
+    );
+    await h.program(program({ renamed: { cidr: "10.60.0.0/24", adopt: true } }));
+    const up = await h.up();
+    expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 1, delete: 1 });
+    expect(up.outputs.renamed?.value).toBe("10.60.0.0/24");
+    // Held by the new name now: a new automatic block goes elsewhere.
+    await h.program(program({ renamed: { cidr: "10.60.0.0/24", adopt: true }, next: {} }));
+    expect((await h.preview()).planned("next")?.cidr).toBe("10.60.1.0/24");
+  });
+
+  it("refuses to adopt a block that overlaps another's without being it", async () => {
+    await h.program(
+      program({
+        renamed: { cidr: "10.60.0.0/24", adopt: true },
+        wider: { cidr: "10.60.0.0/23", adopt: true },
+      }),
+    );
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toMatch(
+      /requested block 10\.60\.0\.0\/23 .*overlaps what is held by [^ ]*PrefixAllocation::renamed/,
+    );
+  });
+});
