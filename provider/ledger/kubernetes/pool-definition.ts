@@ -7,6 +7,9 @@ import type { KubeLedgerConfig } from "./kube-ledger";
 import { ledgerUnavailable } from "./ledger-unavailable";
 import { ClaimStore } from "./claim-store";
 import { backfillMarkers } from "./marker-backfill";
+import { BlockMarkers } from "./block-markers";
+import { MarkerStore } from "./marker-store";
+import { warnOnce } from "../../core/warnings";
 import { covers, formatRange, hull, markerRuleOf, ruleRange, type LengthRange } from "./marker-range";
 
 /** A shared pool's definition as stored with its ledger by the first stack that used it. */
@@ -96,16 +99,34 @@ export class PoolDefinitions {
     const needed = ruleRange(markerRuleOf({ definition: mine.definition }).rule);
     for (let attempt = 0; attempt < 5; attempt++) {
       let stored = await this.read();
+      let wrote = false;
       if (stored?.definition !== mine.definition) {
         if (stored && stored.definition !== replacing) throw mismatch(this.config, stored, mine.definition);
         if (readOnly) return;
         stored = await this.write(mine, stored, hull(stored?.markers, needed));
         if (!stored) continue; // another stack wrote it meanwhile
+        wrote = true;
       }
-      if (readOnly || !needed || covers(stored.markersReady, needed)) return;
-      if (await this.readyMarkers(mine, stored, needed)) return;
+      if (readOnly) return;
+      if (needed && !covers(stored.markersReady, needed)) {
+        if (!(await this.readyMarkers(mine, stored, needed))) continue;
+        wrote = true;
+      }
+      if (wrote && hull(stored.markers, needed)) await this.sweep();
+      return;
     }
     throw new IpamError("CONFLICT", `the definition of pool "${this.config.name}" kept changing; try again`);
+  }
+
+  /**
+   * Collects the markers that interrupted releases left (see BlockMarkers.sweep): at each update of
+   * a pool that keeps markers. A failure is warned about, never fatal: the markers are harmless.
+   */
+  private async sweep(): Promise<void> {
+    const store = new ClaimStore(this.clients, this.config.namespace, this.config.name);
+    await new BlockMarkers(new MarkerStore(store)).sweep().catch((e: unknown) => {
+      warnOnce(`collecting the unused markers of pool "${this.config.name}" failed: ${(e as Error).message}`);
+    });
   }
 
   /**

@@ -222,6 +222,39 @@ describe("lapsed holds, interrupted releases, garbage", () => {
   });
 });
 
+describe("the pool's update", () => {
+  it("widening the rule registers the entries at the new lengths, then allows blocks there; it sweeps garbage", async () => {
+    const { fake, store, writes, agree, defs } = await pool(rule);
+    await claimEntry(writes, "10.0.0.77", "a", true);
+    await store.delete(await claimEntry(writes, "10.0.1.64/26", "gone", false)); // an interrupted release
+    const early = writes.write("10.0.0.64/28", undefined, claim("b"), hold("b"));
+    await expect(early).rejects.toMatchObject({ code: "PREFIX_NOT_ALLOWED" }); // /28 not in the rule yet
+    await agree({ min: 22, max: 28 }, definitionOf(rule));
+    expect([(await defs.read())?.markers, (await defs.read())?.markersReady]).toEqual([
+      { min: 22, max: 28 },
+      { min: 22, max: 28 },
+    ]);
+    expect(fake.named("marker").filter((n) => n.includes("10.0.1."))).toEqual([]); // swept
+    await expect(writes.write("10.0.0.64/28", undefined, claim("b"), hold("b"))).rejects.toMatchObject({
+      holder: { ip: "10.0.0.77" }, // registered at /28 by the update, though it was claimed before
+    });
+    await expect(claimEntry(writes, "10.0.0.0/22", "c", false)).rejects.toMatchObject({
+      holder: { ip: "10.0.0.77" },
+    });
+    expect((await claimEntry(writes, "10.0.0.80/28", "d", false)).state).toBe("claim");
+  });
+
+  it("narrowing the rule keeps registering where blocks were allowed", async () => {
+    const { writes, agree, defs } = await pool(rule);
+    const wide = await claimEntry(writes, "10.0.0.0/24", "a", false);
+    await agree({ min: 26, max: 27 }, definitionOf(rule));
+    expect((await defs.read())?.markers).toEqual(rule);
+    await expect(claimEntry(writes, "10.0.0.5", "b", false)).rejects.toMatchObject({
+      holder: { ip: wide.ip },
+    });
+  });
+});
+
 describe("pools without markers", () => {
   it("write claims as before (one create each, plus one read of the definition) and no marker", async () => {
     const { fake, writes } = await pool(undefined, 0);
