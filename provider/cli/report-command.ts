@@ -35,7 +35,9 @@ export function stackUsages(
   const select = (name: string, urn: string) => pool === undefined || pool === name || pool === urn;
   const usages = poolUsages(snapshot, select, undefined, shared);
   if (pool !== undefined && usages.length === 0) {
-    const names = poolUsages(snapshot).map((u) => u.name);
+    const names = poolUsages(snapshot)
+      .map((u) => u.name)
+      .sort((a, b) => a.localeCompare(b));
     throw new CliError(
       `stack "${snapshot.stack}" has no pool named "${pool}"; ` +
         (names.length > 0 ? `its pools: ${names.join(", ")}` : "it has no IpPool at all"),

@@ -96,6 +96,12 @@ describe("report of a stack holding blocks", () => {
     expect(only.filter((l) => l.startsWith("pool "))).toHaveLength(1);
   });
 
+  it("names the stack's pools by name, not in tree order, when --pool matches none", () => {
+    expect(() => stackUsages(blocksStack, "nope")).toThrow(
+      /has no pool named "nope"; its pools: dev-subnets, prod-subnets, root, v6$/,
+    );
+  });
+
   it("--json adds blocks (cidr, prefixLength, size, the pools made of them) and each child's parent, in tree order", () => {
     const doc = JSON.parse(report(scope, stackUsages(blocksStack), { json: true }, plain));
     expect(doc.pools.map((p: { name: string }) => p.name)).toEqual([
