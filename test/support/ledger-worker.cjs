@@ -11,6 +11,8 @@
 //                                      (plan and reserve per allocation; plan only with reserve: false)
 //   {"op":"churn", namespace, pool, subnet, stack, count, attempts, signalAt} → {"ok":true,"ips":[…],"errors":{code:n}}
 //                                      (prints {"progress":signalAt} on the way)
+//   {"op":"blocks", namespace, pool, subnet, stack, lengths, reserve?} → {"ok":true,"blocks":[…],"errors":[…]}
+//                                      (a block per length, planned and claimed at once, each by its own owner)
 //   {"op":"read", namespace, pool}                                     → {"ok":true,"claims":[…]}
 //   {"op":"write", ip, stack, owner}   (after read: create the claim of ip, and overwrite every claim
 //                                       read with the resourceVersion read) → {"ok":true,"created":…,"replaced":[codes]}
@@ -27,6 +29,7 @@ const { kubeLedger } = load("ledger/kubernetes/kube-ledger.js");
 const { ClaimStore } = load("ledger/kubernetes/claim-store.js");
 const { kubeClients } = load("kube/kube-config.js");
 const { poolChooser, resolvePool } = load("resources/pool/pool-spec.js");
+const { nextFreeBlock } = load("allocator/index.js");
 
 const clients = kubeClients({ context: process.env.KUBE_CONTEXT || undefined });
 let locker;
@@ -119,6 +122,32 @@ const ops = {
       if (i === c.signalAt) process.stdout.write(JSON.stringify({ progress: i }) + "\n");
     }
     return { ips, errors };
+  },
+  // Blocks of a shared pool whose stored rule allows them, as PrefixAllocations make them: one owner
+  // per length, all planned (under the Lease) and claimed (without it) at once.
+  async blocks(c) {
+    const { pool } = resolvePool({ ranges: [{ subnet: c.subnet }] });
+    const ledger = kubeLedger({
+      stack: c.stack,
+      stackId: `id-${c.stack}`,
+      ledger: { name: c.pool, namespace: c.namespace, lockDuration: 10_000, lockAcquireTimeout: 120_000 },
+    });
+    const chooser = (prefixLength) => (taken, latest) =>
+      nextFreeBlock({ rangeSet: pool.rangeSets[0], prefixLength, taken, cursor: latest.at(-1) });
+    const results = await Promise.allSettled(
+      c.lengths.map(async (length, i) => {
+        const owner = `urn:pulumi:${c.stack.split("/")[2]}::p::egress-ipam:PrefixAllocation::b${i}`;
+        const plan = await ledger.plan({ pool: "p", owner, choose: chooser(length), count: 1 });
+        if (c.reserve !== false) await ledger.reserve("p", owner, plan, false, `i-${i}`);
+        return plan.ips[0];
+      }),
+    );
+    return {
+      blocks: results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : [])),
+      errors: results.flatMap((r) =>
+        r.status === "rejected" ? [`${r.reason.code}: ${r.reason.message}`] : [],
+      ),
+    };
   },
   async read(c) {
     store = new ClaimStore(clients, c.namespace, c.pool);
