@@ -14,10 +14,15 @@ export const pages = [
   { doc: "docs/errors.md", errors: true },
   {
     doc: "docs/resources/ip-pool.md",
-    sources: ["provider/resources/ip-pool/ip-pool.ts", "provider/resources/pool/ledger-option.ts"],
+    sources: [
+      "provider/resources/ip-pool/ip-pool.ts",
+      "provider/resources/pool/pool-spec.ts",
+      "provider/resources/pool/ledger-option.ts",
+    ],
     tables: [
       ["inputs", "IpPoolArgs"],
       ["inputs", "IpPoolRange"],
+      ["inputs", "PrefixLengthRule"],
       ["inputs", "LedgerArgs"],
       ["outputs", "IpPool"],
       ["inputs", "PoolAllocation"],
@@ -29,6 +34,14 @@ export const pages = [
     tables: [
       ["inputs", "IpAllocationArgs"],
       ["outputs", "IpAllocation"],
+    ],
+  },
+  {
+    doc: "docs/resources/prefix-allocation.md",
+    sources: ["provider/resources/prefix-allocation/prefix-allocation.ts"],
+    tables: [
+      ["inputs", "PrefixAllocationArgs"],
+      ["outputs", "PrefixAllocation"],
     ],
   },
   {

@@ -9,8 +9,7 @@ const config = new pulumi.Config();
 const environments = config.requireObject<string[]>("environments");
 const zones = config.requireObject<string[]>("zones");
 
-// Round-robin (the default): a /16 given back is not handed out again at once, while routes,
-// peerings or firewall rules elsewhere may still name it.
+// The pool's rule: every block of it is a /16 (a length outside the rule is refused at preview).
 const space = new IpPool("vpc-space", {
   ranges: [{ subnet: config.get("supernet") ?? "10.0.0.0/8" }],
   prefixLengths: { min: 16, max: 16, default: 16 },

@@ -75,3 +75,40 @@ describe("addresses the docs state", () => {
     });
   });
 });
+
+// docs/resources/prefix-allocation.md contrasts its best-fit (lowest-free) block with what the
+// default strategy would give: the same program under round-robin puts `small` at the start of the
+// subnet, and `large` finds no /25.
+describe("the prefix-allocation page's best-fit block under round-robin", () => {
+  const page = "docs/resources/prefix-allocation.md";
+  const h = Harness.create("documented-rr");
+  afterAll(() => h.dispose());
+
+  it("plans small at 10.9.0.0/27 and leaves no /25 for large, as the page says", async () => {
+    const prose = fs.readFileSync(path.join(__dirname, "..", "..", page), "utf8").replace(/\s+/g, " ");
+    expect(prose).toContain(
+      "with `round-robin`, `small` would take `10.9.0.0/27` and `large` would find no /25 (`POOL_EXHAUSTED`)",
+    );
+    const block = stating.find((b) => b.file === page && b.code.includes('strategy: "lowest-free"'));
+    expect(block, `${page}: the lowest-free block`).toBeDefined();
+    const roundRobin = block!.code.replace(', strategy: "lowest-free"', "");
+    expect(roundRobin).not.toContain("lowest-free");
+    const run = async (code: string) => {
+      const file = path.join(h.workDir, "index.ts");
+      fs.writeFileSync(file, code);
+      await h.program(exampleProgram(file, h.consumerDir));
+      return h.preview();
+    };
+    // Without large, small's plan; with it, large's refusal (its check plans small ahead of it).
+    const withoutLarge = roundRobin
+      .split("\n")
+      .filter((l) => !l.includes('new PrefixAllocation("large"'))
+      .join("\n");
+    expect((await run(withoutLarge)).planned("small")?.cidr).toBe("10.9.0.0/27");
+    const failed = await run(roundRobin).then(
+      () => "",
+      (e: Error) => String(e),
+    );
+    expect(failed).toContain("[POOL_EXHAUSTED] no free /25 block left");
+  });
+});
