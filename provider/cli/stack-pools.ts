@@ -11,6 +11,8 @@ const specKeys = [
   "reserved",
   "strategy",
   "cloudReserved",
+  "network",
+  "static",
   "prefixLengths",
 ] as const;
 

@@ -83,3 +83,35 @@ describe("poolUsages", () => {
     expect(poolUsages(snapshot, (name) => name === "other")).toEqual([]);
   });
 });
+
+describe("a node network pool (webmesh node addresses)", () => {
+  const MESH = "urn:pulumi:s::p::pulumi-nodejs:dynamic/egress-ipam:IpPool::mesh";
+  const node = holder("node-a", ["10.42.0.2"]);
+  node.outputs = {
+    poolId: MESH,
+    owner: node.urn,
+    ips: ["10.42.0.2"],
+    seq: 1,
+    nodeId: "node-a",
+    prefix: "10.42.0.2/32",
+  };
+  const mesh: StackSnapshot = {
+    ...snapshot,
+    resources: [
+      {
+        urn: MESH,
+        type: "pulumi-nodejs:dynamic/egress-ipam:IpPool",
+        outputs: { poolId: MESH, network: "10.42.0.0/16", static: { "node-z": "10.42.0.9" } },
+      },
+      node,
+    ],
+    pendingCreates: [],
+  };
+
+  it("is reported with its network and node addresses, not refused as a pool without ranges", () => {
+    const [u] = poolUsages(mesh);
+    expect(u).toMatchObject({ name: "mesh", held: "1" });
+    expect(u!.holders.map((h) => h.ip)).toEqual(["10.42.0.2"]);
+    expect(u!.maps.map((m) => m.subnet)).toEqual(["10.42.0.0/16"]);
+  });
+});
