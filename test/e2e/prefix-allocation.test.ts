@@ -255,3 +255,33 @@ describe("a block renamed with adopt", () => {
     );
   });
 });
+
+describe("a block given up for another", () => {
+  const h = Harness.create("block-change");
+  const { IpPool, PrefixAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  afterAll(() => h.dispose());
+  // The root pool is exactly one /24 block wide, so a pool that only overlaps the block (its own
+  // pool) or equals it must not count as carved from it; the child pool has no holders.
+  const program = (length: number) => async () => {
+    const root = new IpPool("root", { ranges: [{ subnet: "10.80.0.0/24" }], strategy: "lowest-free" });
+    const other = new PrefixAllocation("other", { pool: root, prefixLength: 26 });
+    const block = new PrefixAllocation("block", { pool: root, prefixLength: length });
+    new IpPool("empty-child", { ranges: [{ subnet: block.cidr }] });
+    return { block: block.cidr, other: other.cidr };
+  };
+
+  it("is replaced when its pool and its child pools have no holders inside it", async () => {
+    await h.program(program(26));
+    const first = await h.up();
+    expect([first.outputs.other?.value, first.outputs.block?.value]).toEqual([
+      "10.80.0.0/26",
+      "10.80.0.64/26",
+    ]);
+    await h.program(program(27));
+    const preview = await h.preview();
+    expect(preview.planned("block")?.cidr).toBe("10.80.0.128/27");
+    const up = await h.up();
+    expect(up.outputs.block?.value).toBe("10.80.0.128/27");
+    expect(up.outputs.other?.value).toBe("10.80.0.0/26");
+  });
+});

@@ -114,7 +114,7 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   if (oldBlock?.includes("/")) {
     // The held block is given up for another: refused while pools carved from it have holders.
     const stranded = await stackResources(String(news.stack)).then(
-      (rs) => childPoolHolders(rs, oldBlock),
+      (rs) => childPoolHolders(rs, oldBlock, old!.pool),
       () => [],
     );
     if (stranded.length > 0) {
