@@ -55,6 +55,16 @@ export function blockLength(pool: ResolvedPool, prefixLength: number | undefined
         "or change the pool's prefixLengths",
     );
   }
+  const widest = Math.min(
+    ...pool.rangeSets.flatMap((set) => set.ranges.map((r) => Number(r.subnet.split("/")[1]))),
+  );
+  if (length < widest) {
+    throw new IpamError(
+      "PREFIX_NOT_ALLOWED",
+      `a /${length} block is larger than every subnet of the pool (the largest is a /${widest}): ask for a /${widest} ` +
+        "or a longer prefix, or add a larger range to the pool",
+    );
+  }
   return length;
 }
 

@@ -68,6 +68,14 @@ describe("PrefixAllocation check", () => {
       "INVALID_INPUT",
       /\/25 is not the length of cidr 10\.20\.0\.0\/24/,
     ],
+    [
+      "a block larger than every subnet",
+      { ranges: [{ subnet: "10.20.0.0/16" }] },
+      { prefixLength: 12 },
+      "prefixLength",
+      "PREFIX_NOT_ALLOWED",
+      /a \/12 block is larger than every subnet of the pool \(the largest is a \/16\)/,
+    ],
     ["adopt without a CIDR", v4, { adopt: true }, "adopt", "INVALID_INPUT", /set cidr/],
     [
       "a length that is no whole number",
