@@ -52,7 +52,6 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
     failures.push(inputFailure("adopt", "adopt needs the block to take over: set cidr"));
   }
   let requested: string | undefined;
-  let length: number | undefined;
   if (pool && failures.length === 0) {
     try {
       blockRangeSet(pool);
@@ -80,15 +79,28 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
         );
       }
     }
-    if (failures.length === 0) {
-      try {
-        length = blockLength(pool, news.prefixLength ?? undefined, requested);
-      } catch (e) {
-        failures.push(failureOf(requested === undefined ? "prefixLength" : "cidr", e));
-      }
+  }
+  if (failures.length > 0 || !pool) return { inputs: news, failures };
+  // Stable: the block held before stays while the pool, the requested block and the length allow it
+  // (the pool's rule applies to new plans only: a held block keeps its length).
+  const poolId: string = news.pool.id;
+  const old = readRecord(olds);
+  const oldBlock = old?.ips[0];
+  const keep =
+    old !== undefined &&
+    oldBlock?.includes("/") === true &&
+    old.pool === poolId &&
+    (requested === undefined
+      ? news.prefixLength == null || parsePrefix(oldBlock).prefixLength === news.prefixLength
+      : oldBlock === requested);
+  let length = 0;
+  if (!keep) {
+    try {
+      length = blockLength(pool, news.prefixLength ?? undefined, requested);
+    } catch (e) {
+      return { inputs: news, failures: [failureOf(requested === undefined ? "prefixLength" : "cidr", e)] };
     }
   }
-  if (failures.length > 0 || !pool || length === undefined) return { inputs: news, failures };
 
   try {
     if (isShared(news.pool.ledger)) news.stackId = olds.stackId ?? (await stackIdentity(news.stack));
@@ -97,20 +109,7 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   }
   const elsewhere = pinCluster(olds, news, news.pool.ledger, `the claim of PrefixAllocation ${news.owner}`);
   if (elsewhere) return { inputs: news, failures: [inputFailure("pool", elsewhere, "INVALID_CONFIG")] };
-  // Stable: the block held before stays while the pool, the requested block and the length allow it.
-  const poolId: string = news.pool.id;
-  const old = readRecord(olds);
-  const oldBlock = old?.ips[0];
-  if (
-    old &&
-    oldBlock?.includes("/") &&
-    old.pool === poolId &&
-    (requested === undefined
-      ? parsePrefix(oldBlock).prefixLength === length || news.prefixLength == null
-      : oldBlock === requested)
-  ) {
-    return { inputs: { ...withPoolRef(news), ...blockOutputs(old) } };
-  }
+  if (keep) return { inputs: { ...withPoolRef(news), ...blockOutputs(old) } };
   if (oldBlock?.includes("/")) {
     // The held block is given up for another: refused while pools carved from it have holders.
     const stranded = await stackResources(String(news.stack)).then(

@@ -144,6 +144,17 @@ describe("PrefixAllocation check", () => {
     expect(again.inputs.cidr).toBe("10.20.0.0/24");
   });
 
+  it("keeps a held block whose length a tightened rule no longer allows; a new block is refused", async () => {
+    const { inputs: planned } = await prefixAllocationProvider.check({}, inputs(v4, { prefixLength: 24 }));
+    expect(planned.cidr).toBe("10.20.0.0/24");
+    const tight = { ...v4, prefixLengths: { min: 26, max: 28 } };
+    const kept = await prefixAllocationProvider.check(planned, inputs(tight, { prefixLength: 24 }));
+    expect(kept.failures ?? []).toEqual([]);
+    expect(kept.inputs.cidr).toBe("10.20.0.0/24");
+    const fresh = await prefixAllocationProvider.check({}, inputs(tight, { prefixLength: 24 }));
+    expect(fresh.failures?.[0]).toMatchObject({ property: "prefixLength", code: "PREFIX_NOT_ALLOWED" });
+  });
+
   it("plans around the stack's held addresses and blocks", async () => {
     const held = (name: string, ips: string[], seq: number) => ({
       urn: `urn:pulumi:dev::proj::t::${name}`,
