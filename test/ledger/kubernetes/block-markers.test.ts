@@ -244,13 +244,23 @@ describe("the pool's update", () => {
     expect((await claimEntry(writes, "10.0.0.80/28", "d", false)).state).toBe("claim");
   });
 
-  it("narrowing the rule keeps registering where blocks were allowed", async () => {
+  it("narrowing the rule keeps registering where blocks were allowed; a block held then stays held", async () => {
     const { writes, agree, defs } = await pool(rule);
     const wide = await claimEntry(writes, "10.0.0.0/24", "a", false);
+    const planned = (await writes.write("10.0.1.0/25", undefined, hold("c")))!;
     await agree({ min: 26, max: 27 }, definitionOf(rule));
     expect((await defs.read())?.markers).toEqual(rule);
     await expect(claimEntry(writes, "10.0.0.5", "b", false)).rejects.toMatchObject({
       holder: { ip: wide.ip },
+    });
+    // The /25 planned before: renewed and claimed, though a new /25 is refused now.
+    const renewed = (await writes.write("10.0.1.0/25", planned, hold("c")))!;
+    expect((await writes.write("10.0.1.0/25", renewed, claim("c")))!.state).toBe("claim");
+    await expect(claimEntry(writes, "10.0.2.0/25", "d", false)).rejects.toMatchObject({
+      code: "PREFIX_NOT_ALLOWED",
+    });
+    await expect(claimEntry(writes, "10.0.1.64/26", "d", false)).rejects.toMatchObject({
+      holder: { ip: "10.0.1.0/25" },
     });
   });
 });
