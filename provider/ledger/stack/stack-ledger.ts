@@ -56,6 +56,9 @@ class PoolBook {
     if (owner !== undefined) this.byOwner.get(owner)?.delete(ip);
     this.byIp.delete(ip);
     freeEntry(this.taken, ip);
+    // Only one holder's entries overlap (a replacement's new block inside its old one): what the
+    // freed entry covered of those stays taken.
+    if (owner !== undefined) for (const other of this.byOwner.get(owner) ?? []) takeEntry(this.taken, other);
   }
 
   /**

@@ -243,3 +243,42 @@ describe("stack ledger: the holder is the resource that carries the record", () 
     else expect((await plan).ips).toEqual(expected);
   });
 });
+
+describe("stack ledger: blocks", () => {
+  const blocks =
+    (length: number): Chooser =>
+    (taken) => {
+      // The lowest free aligned block of 10.9.0.0/24, by a plain scan (the allocator's own search
+      // is tested on its own).
+      const size = 2 ** (32 - length);
+      for (let at = 0; at < 256; at += size) {
+        const cidr = `10.9.0.${at}/${length}`;
+        const span = taken
+          .intervalsOf(4)
+          .countIn(0x0a090000n + BigInt(at), 0x0a090000n + BigInt(at + size - 1));
+        if (span === 0n) return cidr;
+      }
+      throw new Error("full");
+    };
+
+  it("keeps the new block of a replacement taken when the old block around it is released", async () => {
+    const ledger = stackLedger({ stack: freshStack(), load: async () => [] });
+    await ledger.reserve(POOL, "b", { ips: ["10.9.0.0/24"], seq: 1 });
+    // The replacement asks for a block inside its old one: the same holder, so no refusal.
+    await ledger.reserve(POOL, "b", { ips: ["10.9.0.0/25"], seq: 2 });
+    await ledger.release(POOL, "b", ["10.9.0.0/24"]);
+    expect([...(await ledger.holders(POOL))]).toEqual([["10.9.0.0/25", "b"]]);
+    const next = await ledger.plan({ pool: POOL, owner: "c", choose: blocks(25), prefixLength: 25 });
+    expect(next.ips).toEqual(["10.9.0.128/25"]);
+  });
+
+  it("refuses a block over another holder's address or block, naming it", async () => {
+    const ledger = stackLedger({ stack: freshStack(), load: async () => [] });
+    await ledger.reserve(POOL, "a", { ips: ["10.9.0.77"], seq: 1 });
+    const err = await ledger
+      .plan({ pool: POOL, owner: "b", requested: ["10.9.0.64/26"], choose: blocks(26) })
+      .catch((e: Error) => e);
+    expect(String(err)).toContain("requested block 10.9.0.64/26 in pool");
+    expect(String(err)).toContain("overlaps what is held by a");
+  });
+});
