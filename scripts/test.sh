@@ -1,15 +1,40 @@
 #!/usr/bin/env bash
-# The whole test suite: toolchain setup (with the test cluster's servers), format and lint checks,
-# typecheck, unit and end-to-end tests (the e2e global setup starts and stops the test cluster).
+# The whole test suite: toolchain setup, format and lint checks, typecheck, unit and end-to-end
+# tests. The test cluster's servers and the example projects' language host and plugin (tens of
+# minutes of Go builds from empty caches) build in the background, at low priority, while the
+# checks, the unit tests and the end-to-end tests that need neither run; the `cluster` vitest
+# project (its global setup starts and stops the test cluster) runs once they are built.
+# With arguments (`npm test -- test/allocator`), everything is built first and vitest gets them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
 bash scripts/setup-moto.sh
-bash scripts/setup-kube.sh
-bash scripts/setup-examples.sh
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
+
+builds_log="$root/.tools/cluster-builds.log"
+# In a session of its own, so its process group (the Go builds under it) can be stopped together.
+setsid nice -n 10 bash -c 'bash scripts/setup-kube.sh && bash scripts/setup-examples.sh' >"$builds_log" 2>&1 &
+builds=$!
+# Stopped by its recorded PID if this script ends first (a failed check): never left building.
+trap 'kill -- "-$builds" 2>/dev/null || true' EXIT
+wait_for_builds() {
+  echo "== waiting for the test cluster and example builds (log: $builds_log)" >&2
+  if ! wait "$builds"; then
+    cat "$builds_log" >&2
+    echo "test: building the test cluster or the example tools failed (above)" >&2
+    exit 1
+  fi
+  trap - EXIT
+}
+
+if [ "$#" -gt 0 ]; then
+  wait_for_builds
+  vitest run "$@"
+  exit 0
+fi
+
 echo "== format, lint, typecheck" >&2
 prettier --check --log-level warn .
 eslint .
@@ -17,5 +42,8 @@ tsc --noEmit -p tsconfig.json
 node scripts/check-api-docs.mjs
 node scripts/api-docs.mjs --check
 node scripts/check-import-graph.mjs
-echo "== tests" >&2
-vitest run "$@"
+echo "== unit tests, and end-to-end tests without the cluster" >&2
+vitest run --project unit --project e2e
+wait_for_builds
+echo "== end-to-end tests with the test cluster and the example projects" >&2
+vitest run --project cluster
