@@ -17,7 +17,7 @@ describe("blocks of a pool shared by stacks", () => {
     harnesses.push(h);
     return h;
   };
-  const program = (h: Harness, lengths: Record<string, number>) => {
+  const program = (h: Harness, lengths: Record<string, number>, cidrs: Record<string, string> = {}) => {
     const { IpPool, PrefixAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
     return async () => {
       const p = new IpPool("blocks", {
@@ -26,12 +26,13 @@ describe("blocks of a pool shared by stacks", () => {
         prefixLengths: { min: 24, max: 27 },
         ledger: { kind: "kubernetes", name: pool, namespace: ns, context: "admin@test", lockDuration: "5s" },
       });
-      return Object.fromEntries(
-        Object.entries(lengths).map(([n, prefixLength]) => [
+      return Object.fromEntries([
+        ...Object.entries(lengths).map(([n, prefixLength]) => [
           n,
           new PrefixAllocation(n, { pool: p, prefixLength }).cidr,
         ]),
-      );
+        ...Object.entries(cidrs).map(([n, cidr]) => [n, new PrefixAllocation(n, { pool: p, cidr }).cidr]),
+      ]);
     };
   };
   const objects = async () =>
@@ -82,5 +83,20 @@ describe("blocks of a pool shared by stacks", () => {
     await c.destroy();
     // Claims and markers alike: only the pool's definition stays.
     expect((await objects()).map((o) => o.metadata?.labels?.["egress-ipam/role"])).toEqual(["pool"]);
+  });
+
+  it("refuses at preview a new cidr overlapping the block it replaces; removing it first, then asking, works", async () => {
+    const d = stack("blocks-d");
+    await d.program(program(d, {}, { net: "10.70.0.0/25" }));
+    expect((await d.up()).outputs.net?.value).toBe("10.70.0.0/25");
+    await d.program(program(d, {}, { net: "10.70.0.0/26" }));
+    const err = String(await d.preview().catch((e: Error) => e));
+    expect(err).toContain("[IP_UNAVAILABLE]");
+    expect(err).toMatch(/10\.70\.0\.0\/25/);
+    await d.program(program(d, {}));
+    await d.up();
+    await d.program(program(d, {}, { net: "10.70.0.0/26" }));
+    expect((await d.up()).outputs.net?.value).toBe("10.70.0.0/26");
+    await d.destroy();
   });
 });
