@@ -1,20 +1,8 @@
-import { resolvePool, type PoolSpec, type ResolvedPool } from "../resources/pool/pool-spec";
+import { poolSpecOf, resolvePool, type ResolvedPool } from "../resources/pool/pool-spec";
 import { resolveLedger } from "../resources/pool/ledger-option";
 import type { KubeLedgerConfig } from "../ledger/kubernetes/kube-ledger";
 import { CliError, exitCodes } from "./cli-error";
 import type { SnapshotResource, StackSnapshot } from "./stack-snapshot";
-
-const specKeys = [
-  "ranges",
-  "cniConfig",
-  "exclude",
-  "reserved",
-  "strategy",
-  "cloudReserved",
-  "network",
-  "static",
-  "prefixLengths",
-] as const;
 
 /** Whether a checkpoint resource is an IpPool of this package (type token `…egress-ipam:IpPool`). */
 const isPool = (r: SnapshotResource) => r.type.endsWith("egress-ipam:IpPool");
@@ -39,8 +27,7 @@ export function stackPools(snapshot: StackSnapshot): StackPool[] {
   }
   return [...pools].map(([id, r]) => {
     const props = r.outputs && Object.keys(r.outputs).length > 0 ? r.outputs : (r.inputs ?? {});
-    const spec = Object.fromEntries(specKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]));
-    const { pool, failures } = resolvePool(spec as PoolSpec);
+    const { pool, failures } = resolvePool(poolSpecOf(props));
     if (!pool) {
       const why = failures.map((f) => `${f.property}: ${f.reason}`).join("; ");
       throw new CliError(

@@ -44,3 +44,15 @@ export function withPoolRef(news: Props): Props {
   const ledger = (pool as { ledger?: unknown } | undefined)?.ledger;
   return ledger === undefined ? rest : { ...rest, pool: { ledger } };
 }
+
+/**
+ * The checked inputs without the program's `holder` input, whose stack and owner are kept as plain
+ * values (what every later operation reads), and the pool's queue, which is only needed by `check`.
+ */
+export function takeHolder(checked: Props): { news: Props; queue: unknown } {
+  const { holder, ...news } = checked;
+  const h = holder as { stack?: unknown; owner?: unknown; queue?: unknown } | undefined;
+  if (h?.stack !== undefined) news.stack = h.stack;
+  if (h?.owner !== undefined) news.owner = h.owner;
+  return { news, queue: h?.queue };
+}

@@ -8,7 +8,7 @@ import {
   resolvePool,
   type ResolvedPool,
 } from "../pool/pool-spec";
-import { withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
+import { takeHolder, withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import {
   checkNodeAllocation,
   createNodeAllocation,
@@ -34,18 +34,6 @@ import { adoptHint } from "../../ledger/planner";
 function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
   const first = record.ips[0]!;
   return { ip: first, ...addressDetails(pool, first), ...recordProps(record) };
-}
-
-/**
- * The checked inputs without the program's `holder` input, whose stack and owner are kept as plain
- * values (what every later operation reads), and the pool's queue, which is only needed by `check`.
- */
-function takeHolder(checked: Props): { news: Props; queue: unknown } {
-  const { holder, ...news } = checked;
-  const h = holder as { stack?: unknown; owner?: unknown; queue?: unknown } | undefined;
-  if (h?.stack !== undefined) news.stack = h.stack;
-  if (h?.owner !== undefined) news.owner = h.owner;
-  return { news, queue: h?.queue };
 }
 
 async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {

@@ -7,8 +7,8 @@ import {
   canonicalRanges,
   checkRequestable,
   poolSize,
+  poolSpecOf,
   resolvePool,
-  type PoolSpec,
   type ResolvedPool,
 } from "../pool/pool-spec";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
@@ -31,21 +31,8 @@ function blockStays(pool: ResolvedPool, cidr: string): boolean {
   }
 }
 
-const specKeys = [
-  "ranges",
-  "cniConfig",
-  "exclude",
-  "reserved",
-  "strategy",
-  "cloudReserved",
-  "network",
-  "static",
-  "prefixLengths",
-] as const;
-const specOf = (props: Record<string, unknown>): PoolSpec =>
-  Object.fromEntries(specKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]])) as PoolSpec;
 const sameSpec = (a: Record<string, unknown>, b: Record<string, unknown>) =>
-  JSON.stringify(specOf(a)) === JSON.stringify(specOf(b));
+  JSON.stringify(poolSpecOf(a)) === JSON.stringify(poolSpecOf(b));
 
 /**
  * Holders whose addresses the pool would no longer cover (outside every range, a gateway, or
@@ -104,7 +91,7 @@ async function agreeDefinition(
 ): Promise<void> {
   const { config } = resolveLedger(props.ledger);
   if (!config) return;
-  const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(specOf(olds)).pool : undefined;
+  const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(poolSpecOf(olds)).pool : undefined;
   const mine = { definition: poolDefinition(pool), stack: String(props.stack), owner: String(props.poolId) };
   await new PoolDefinitions(config).agree(mine, previous && poolDefinition(previous), readOnly);
 }
@@ -124,8 +111,8 @@ export const ipPoolProvider: ProviderImpl = {
     if (typeof olds.poolId === "string") news.poolId = olds.poolId;
     const malformed = shapeFailures(news, ipPoolInputs);
     if (malformed.length > 0) return { inputs: news, failures: malformed };
-    if (hasUnknown(specOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
-    const { pool, failures } = resolvePool(specOf(news));
+    if (hasUnknown(poolSpecOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
+    const { pool, failures } = resolvePool(poolSpecOf(news));
     failures.push(...resolveLedger(news.ledger).failures);
     if (pool && failures.length === 0 && news.ledger !== undefined) {
       await identify(olds, news, failures);
@@ -161,13 +148,13 @@ export const ipPoolProvider: ProviderImpl = {
   },
 
   async create(inputs) {
-    const { pool } = resolvePool(specOf(inputs));
+    const { pool } = resolvePool(poolSpecOf(inputs));
     await agreeDefinition(inputs, pool!);
     return { id: String(inputs.poolId).split("::").pop()!, outs: outputsOf(inputs, pool!) };
   },
 
   async read(id, props) {
-    const { pool } = resolvePool(specOf(props));
+    const { pool } = resolvePool(poolSpecOf(props));
     if (!pool) return { id, props };
     assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was recorded");
     const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (refresh)`);
@@ -183,7 +170,7 @@ export const ipPoolProvider: ProviderImpl = {
   },
 
   async update(_id, olds, news) {
-    const { pool, failures } = resolvePool(specOf(news));
+    const { pool, failures } = resolvePool(poolSpecOf(news));
     if (!pool)
       throw new IpamError(failures[0]!.code, failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
     const lost = await stranded(news, pool);

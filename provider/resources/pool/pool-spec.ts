@@ -58,6 +58,25 @@ export interface PrefixLengthRule {
   default?: number;
 }
 
+/** The inputs of an IpPool (and of a holder's pool reference) that make up its {@link PoolSpec}. */
+export const poolSpecKeys = [
+  "ranges",
+  "cniConfig",
+  "exclude",
+  "reserved",
+  "strategy",
+  "cloudReserved",
+  "network",
+  "static",
+  "prefixLengths",
+] as const;
+
+/** The {@link PoolSpec} among a pool's properties (inputs, outputs or a checkpoint's copy of them). */
+export const poolSpecOf = (props: Record<string, unknown>): PoolSpec =>
+  Object.fromEntries(
+    poolSpecKeys.filter((k) => props[k] !== undefined).map((k) => [k, props[k]]),
+  ) as PoolSpec;
+
 /** A validated pool: canonical range sets and everything the allocator needs. */
 export interface ResolvedPool {
   rangeSets: RangeSet[];

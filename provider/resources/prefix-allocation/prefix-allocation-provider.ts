@@ -9,7 +9,7 @@ import {
   blockRangeSet,
   checkRequestableBlock,
 } from "../pool/pool-blocks";
-import { withPoolRef, type Props, type ProviderImpl } from "../provider-props";
+import { takeHolder, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import { isShared, ledgerFor, pinCluster } from "../pool/ledger-option";
 import { parsePrefix } from "../../allocator/prefix";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
@@ -24,15 +24,6 @@ import { childPoolHolders } from "./child-pools";
 /** The outputs a block holder shows (also returned by `check`, so preview shows them). */
 function blockOutputs(record: AllocationRecord) {
   return { ...blockDetails(record.ips[0]!), ...recordProps(record) };
-}
-
-/** The checked inputs with the program's `holder` kept as plain `stack` and `owner`, and its queue apart. */
-function takeHolder(checked: Props): { news: Props; queue: unknown } {
-  const { holder, ...news } = checked;
-  const h = holder as { stack?: unknown; owner?: unknown; queue?: unknown } | undefined;
-  if (h?.stack !== undefined) news.stack = h.stack;
-  if (h?.owner !== undefined) news.owner = h.owner;
-  return { news, queue: h?.queue };
 }
 
 async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.CheckResult> {
