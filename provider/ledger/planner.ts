@@ -15,6 +15,8 @@ export interface OtherHolder {
   name: string;
   /** Whether `adopt: true` could take the address over (the stack ledger: always). */
   adoptable: boolean;
+  /** The holder holds not the entry asked for but one overlapping it: nothing can take that over. */
+  overlaps?: boolean;
 }
 
 /** A pool as one ledger sees it at the moment of planning. */
@@ -69,15 +71,15 @@ export const adoptHint = "; set adopt: true to take it over";
  * @throws IpamError IP_UNAVAILABLE for a requested address of another owner; POOL_EXHAUSTED.
  */
 export function planAddresses(req: PlanRequest, view: PoolView): Plan {
-  // `adopt` takes over an entry exactly as held: a block overlapping another holder's is refused.
-  for (const ip of (req.requested ?? []).filter((e) => !req.adopt || isBlock(e))) {
+  // `adopt` takes over an entry exactly as held, never one overlapping another holder's (an address
+  // inside a block, a block around an address); other refusals of an adopt are the ledger's own.
+  for (const ip of req.requested ?? []) {
     const other = view.otherHolder(ip, req.owner);
-    if (other && !(req.adopt && other.adoptable)) {
-      const hint = other.adoptable ? adoptHint : "";
-      const what = isBlock(ip) ? describeEntry(ip) : `address ${ip}`;
-      const held = isBlock(ip) && !other.adoptable ? "overlaps what is held by" : "is held by";
-      throw new IpamError("IP_UNAVAILABLE", `requested ${what} in ${view.what} ${held} ${other.name}${hint}`);
-    }
+    if (!other || (req.adopt && !other.overlaps && (other.adoptable || !isBlock(ip)))) continue;
+    const hint = other.adoptable ? adoptHint : "";
+    const what = isBlock(ip) ? describeEntry(ip) : `address ${ip}`;
+    const held = other.overlaps ? "overlaps what is held by" : "is held by";
+    throw new IpamError("IP_UNAVAILABLE", `requested ${what} in ${view.what} ${held} ${other.name}${hint}`);
   }
   const seq = req.requested ? 0 : view.maxSeq + 1;
   const count = req.requested ? req.requested.length : (req.count ?? 1);

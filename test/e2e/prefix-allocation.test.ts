@@ -119,7 +119,7 @@ describe("PrefixAllocation with the real engine", () => {
     [
       "an address inside a held block",
       "10.1.7.7",
-      /requested address 10\.1\.7\.7 .*is held by [^ ]*PrefixAllocation::dev/,
+      /requested address 10\.1\.7\.7 .*overlaps what is held by [^ ]*PrefixAllocation::dev/,
     ],
   ])("refuses at preview %s, naming its holder", async (_, entry, message) => {
     await h.program(
@@ -240,6 +240,22 @@ describe("a block renamed with adopt", () => {
     // Held by the new name now: a new automatic block goes elsewhere.
     await h.program(program({ renamed: { cidr: "10.60.0.0/24", adopt: true }, next: {} }));
     expect((await h.preview()).planned("next")?.cidr).toBe("10.60.1.0/24");
+  });
+
+  it("refuses at preview to adopt an address inside another's block", async () => {
+    const { IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+    await h.program(async () => {
+      const pool = new IpPool("pool", {
+        ranges: [{ subnet: "10.60.0.0/16" }],
+        prefixLengths: { default: 24 },
+      });
+      new PrefixAllocation("renamed", { pool, cidr: "10.60.0.0/24", adopt: true });
+      new IpAllocation("inside", { pool, ip: "10.60.0.9", adopt: true });
+    });
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).toMatch(
+      /requested address 10\.60\.0\.9 .*overlaps what is held by [^ ]*PrefixAllocation::renamed/,
+    );
   });
 
   it("refuses to adopt a block that overlaps another's without being it", async () => {

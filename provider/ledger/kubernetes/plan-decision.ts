@@ -84,7 +84,9 @@ export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Pla
       const around = live.find(
         (c) => c.ip !== ip && !ownedBy(c, me, owner) && entriesOverlap(span, entrySpan(c.ip)),
       );
-      return around && { name: `${describeHolder(around, me)} (${around.ip})`, adoptable: false };
+      return (
+        around && { name: `${describeHolder(around, me)} (${around.ip})`, adoptable: false, overlaps: true }
+      );
     },
     exhaustedNote: `shared ${what}, ${live.length} held`,
   });

@@ -108,7 +108,7 @@ class PoolBook {
       maxSeq: this.maxSeq,
       otherHolder: (ip, owner) => {
         const other = this.other(ip, owner);
-        return other && { name: other.holder, adoptable: other.exact };
+        return other && { name: other.holder, adoptable: other.exact, overlaps: !other.exact };
       },
     });
     for (const ip of plan.ips) this.hold(ip, req.owner, plan.seq);
