@@ -126,9 +126,17 @@ export async function holdersAhead(
 export function unknownAhead(queue: DecodedQueue): string[] {
   return queue.holders
     .slice(0, -1)
-    .filter((h) => h.observer !== undefined && hasUnknown(queue.observers[h.observer]))
-    .filter((h) => h.ip === undefined || (h.ip !== null && h.adopt !== undefined))
+    .filter((h) => unsettled(h, queue.observers))
     .map((h) => h.owner);
+}
+
+/** Whether a holder takes from the automatic order with an observer not known yet (see {@link unknownAhead}). */
+function unsettled(h: QueuedHolder, observers: readonly ProvisionerConfig[]): boolean {
+  return (
+    h.observer !== undefined &&
+    hasUnknown(observers[h.observer]) &&
+    (h.ip === undefined || (h.ip !== null && h.adopt !== undefined))
+  );
 }
 
 /**
@@ -161,10 +169,13 @@ export function readQueue(value: unknown, owner: string): DecodedQueue | undefin
       );
     }
     const from = Math.min(read.planned, q.lines - 1);
+    // Planned up to this holder, but not past one whose plan waits for an observer preview cannot
+    // know: every later check must still see it ahead (and be shown unknown while it holds nothing).
+    const waiting = read.holders.findIndex((h, i) => i >= from && i < q.lines - 1 && unsettled(h, observers));
     return {
       observers,
       holders: read.holders.slice(from, q.lines),
-      planned: () => void (read.planned = Math.max(read.planned, q.lines)),
+      planned: () => void (read.planned = Math.max(read.planned, waiting < 0 ? q.lines : waiting)),
     };
   }
   if (typeof (q as { holders?: unknown }).holders !== "string") return undefined;
