@@ -9,7 +9,7 @@ import {
 } from "../../allocator";
 import { formatAddress } from "../../allocator/address";
 import { parsePrefix } from "../../allocator/prefix";
-import { ruleText, type ResolvedPool } from "./pool-spec";
+import { ruleText, widestSubnet, type ResolvedPool } from "./pool-spec";
 import type { PlanRequest } from "../../ledger/ledger";
 
 /**
@@ -55,9 +55,7 @@ export function blockLength(pool: ResolvedPool, prefixLength: number | undefined
         "or change the pool's prefixLengths",
     );
   }
-  const widest = Math.min(
-    ...pool.rangeSets.flatMap((set) => set.ranges.map((r) => Number(r.subnet.split("/")[1]))),
-  );
+  const widest = widestSubnet(pool.rangeSets);
   if (length < widest) {
     throw new IpamError(
       "PREFIX_NOT_ALLOWED",

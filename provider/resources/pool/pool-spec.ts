@@ -225,10 +225,7 @@ function sortedRule(rule: PrefixLengthRule): PrefixLengthRule {
 /** What is wrong with a pool's block rule: `[".min", why]` pairs. */
 function prefixRuleProblems(rule: PrefixLengthRule, rangeSets: readonly RangeSet[]): [string, string][] {
   const bits = rangeSets.some((set) => set.ranges[0]?.subnet?.includes(":")) ? 128 : 32;
-  // The longest subnet prefix of the pool: a block cannot be larger than the subnet it comes from.
-  const widest = Math.min(
-    ...rangeSets.flatMap((set) => set.ranges.map((r) => Number(r.subnet.split("/")[1]))),
-  );
+  const widest = widestSubnet(rangeSets);
   const out: [string, string][] = [];
   for (const key of ["min", "max", "default"] as const) {
     const v = rule[key];
@@ -254,6 +251,14 @@ function prefixRuleProblems(rule: PrefixLengthRule, rangeSets: readonly RangeSet
     out.push([".default", `/${dflt} is outside the rule's own range ${ruleText(rule)}`]);
   }
   return out;
+}
+
+/**
+ * The prefix length of the pool's largest subnet (the shortest prefix; Infinity for no ranges): no
+ * block can be larger than the subnet it comes from.
+ */
+export function widestSubnet(rangeSets: readonly RangeSet[]): number {
+  return Math.min(...rangeSets.flatMap((set) => set.ranges.map((r) => Number(r.subnet.split("/")[1]))));
 }
 
 /** A rule as messages show it: `/16 to /28, default /24`. */

@@ -18,6 +18,7 @@ import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
 import { prefixAllocationInputs } from "../resource-inputs";
 import { holderLifecycle } from "../ip-allocation/ip-allocation-provider";
+import { isBlock } from "../../ledger/held-entry";
 import { stackResources } from "../../ledger/stack/stack-ledger";
 import { childPoolHolders } from "./child-pools";
 
@@ -79,7 +80,8 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   const oldBlock = old?.ips[0];
   const keep =
     old !== undefined &&
-    oldBlock?.includes("/") === true &&
+    oldBlock !== undefined &&
+    isBlock(oldBlock) &&
     old.pool === poolId &&
     (requested === undefined
       ? news.prefixLength == null || parsePrefix(oldBlock).prefixLength === news.prefixLength
@@ -101,7 +103,7 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   const elsewhere = pinCluster(olds, news, news.pool.ledger, `the claim of PrefixAllocation ${news.owner}`);
   if (elsewhere) return { inputs: news, failures: [inputFailure("pool", elsewhere, "INVALID_CONFIG")] };
   if (keep) return { inputs: { ...withPoolRef(news), ...blockOutputs(old) } };
-  if (oldBlock?.includes("/")) {
+  if (oldBlock !== undefined && isBlock(oldBlock)) {
     // The held block is given up for another: refused while pools carved from it have holders.
     const stranded = await stackResources(String(news.stack)).then(
       (rs) => childPoolHolders(rs, oldBlock, old!.pool),
