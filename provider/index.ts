@@ -8,7 +8,9 @@ export {
   type IpPoolRange,
   type PoolAllocation,
   type PoolRef,
+  type SharedIpPoolArgs,
 } from "./resources/ip-pool/ip-pool";
+export type { PoolQuotas } from "./ledger/quota-rules";
 export { IpAllocation, type IpAllocationArgs } from "./resources/ip-allocation/ip-allocation";
 export { PrefixAllocation, type PrefixAllocationArgs } from "./resources/prefix-allocation/prefix-allocation";
 export {

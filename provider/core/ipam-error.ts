@@ -24,6 +24,9 @@
  * - `PREFIX_NOT_ALLOWED`: a block's prefix length is outside its pool's `prefixLengths` rule, or the
  *   pool has no rule and the block gives no length. Do: ask for a length the rule allows (the
  *   message names the rule), or change the pool's rule.
+ * - `QUOTA_EXCEEDED`: a stack would hold more addresses of a shared pool than the quota its owner
+ *   set (the message names the quota, what the stack holds and who set it). Do: release addresses
+ *   of the pool, or ask the pool's owner to raise the quota.
  * - `POOL_EXHAUSTED`: no allocatable address is left. Do: release addresses of the pool, or add a
  *   range to it.
  * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set. Do: release it first,
@@ -99,6 +102,7 @@ export type IpamErrorCode =
   | "NOT_IN_RANGE"
   | "IP_UNAVAILABLE"
   | "PREFIX_NOT_ALLOWED"
+  | "QUOTA_EXCEEDED"
   | "POOL_EXHAUSTED"
   | "DUPLICATE_ALLOCATION"
   | "INVALID_CONFIG"

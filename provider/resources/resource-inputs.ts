@@ -68,14 +68,29 @@ const provisioner = record(
 /** The pool reference a holder passes: the pool's spec and its identity. */
 const poolRef = record(
   "an IpPool",
-  { ...poolSpec, id: text("the pool's identity", 2_000) },
+  { ...poolSpec, id: text("the pool's identity", 2_000), shared: flag },
   {
     open: true,
   },
 );
 
 /** IpPool's inputs. */
-export const ipPoolInputs: Shape = record("an IpPool", poolSpec, { open: true });
+export const ipPoolInputs: Shape = record(
+  "an IpPool",
+  {
+    ...poolSpec,
+    quotas: record('a quota rule such as { default: 8, stacks: { "network/prod": 64 } }', {
+      default: integer("a number of addresses such as 8"),
+      stacks: mapOf(
+        "stack names mapped to their number of addresses",
+        integer("a number of addresses such as 64"),
+      ),
+    }),
+    adopt: flag,
+    shared: flag,
+  },
+  { open: true },
+);
 
 /** IpAllocation's inputs. */
 export const ipAllocationInputs: Shape = record(

@@ -10,6 +10,7 @@ import { backfillMarkers } from "./marker-backfill";
 import { BlockMarkers } from "./block-markers";
 import { MarkerStore } from "./marker-store";
 import { warnOnce } from "../../core/warnings";
+import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../quota-rules";
 import { covers, formatRange, hull, markerRuleOf, ruleRange, type LengthRange } from "./marker-range";
 
 /** A shared pool's definition as stored with its ledger by the first stack that used it. */
@@ -18,8 +19,15 @@ export interface StoredDefinition {
   definition: string;
   /** The stack that wrote it, `<org>/<project>/<stack>`. */
   stack: string;
-  /** URN of the IpPool that wrote it. */
+  /** URN of the IpPool that wrote it: the pool's owner. */
   owner: string;
+  /**
+   * The owner stack's identity (its `stackId`). Absent in a definition an earlier version wrote:
+   * then the stack named `stack` with the IpPool `owner` owns it, until its next `up` records this.
+   */
+  ownerStackId?: string;
+  /** The quotas the owner set (see quota-rules.ts), when it set any. */
+  quotas?: PoolQuotas;
   /**
    * The prefix lengths at which every entry of the pool registers in the markers of the blocks
    * around it (see block-markers.ts): stored with a rule that has min and max, never shrunk.
@@ -33,14 +41,51 @@ export interface StoredDefinition {
 /** What a stack's IpPool brings: its canonical definition and who it is. */
 export interface DefinitionClaim {
   definition: string;
+  /** The stack, `<org>/<project>/<stack>`. */
   stack: string;
+  /** The IpPool's `poolId`. */
   owner: string;
+  /** The stack's identity: what ownership is recorded by. */
+  stackId?: string;
+  /** The quotas this pool sets (canonical JSON, see quota-rules.ts), when it sets any. */
+  quotas?: string;
+}
+
+/** How a stack's IpPool stands to a shared pool: its owner, or a member that restates its definition. */
+export interface Standing {
+  role: "owner" | "member";
+  /** The owner as messages and the `ownedBy` output name it: `stack <stack> (<urn>)`. */
+  ownedBy: string;
+  /** An owner whose definition differs from the stored one: a change every stack's holders must fit. */
+  redefines?: boolean;
+}
+
+/** Settings of {@link PoolDefinitions.agree}. */
+export interface AgreeOptions {
+  /** Take ownership of the pool from the stack that owns it (the IpPool's `adopt`). */
+  adopt?: boolean;
+  /** Only decide and refuse (at `check`, which previews run too): what every stack reads changes at `up`. */
+  readOnly?: boolean;
+}
+
+/** `stack <stack> (<urn>)`: how the owner of a definition is named. */
+export const ownerOf = (d: { stack: string; owner: string }): string => `stack ${d.stack} (${d.owner})`;
+
+/**
+ * Whether `mine` is the owner of `stored`: the same IpPool of the same stack identity. A definition
+ * an earlier version wrote records no identity: the stack of its name with that IpPool owns it.
+ */
+export function ownsDefinition(stored: StoredDefinition, mine: DefinitionClaim): boolean {
+  if (stored.owner !== mine.owner) return false;
+  return stored.ownerStackId === undefined
+    ? stored.stack === mine.stack
+    : stored.ownerStackId === mine.stackId;
 }
 
 /**
- * The definition object (a ConfigMap `<name>.pool`) of a shared pool: read, written by the first
- * stack, compared with every later one, and replaced (carrying the resourceVersion read) only by an
- * explicit, checked update.
+ * The definition object (a ConfigMap `<name>.pool`) of a shared pool: written by the stack that owns
+ * the pool (the first one to store it, or one that takes ownership with `adopt`), read by its
+ * tenants, compared with every stack that restates it.
  */
 export class PoolDefinitions {
   private readonly clients: KubeClients;
@@ -61,61 +106,86 @@ export class PoolDefinitions {
 
   /** The stored definition, or undefined when no stack has written one yet. */
   async read(): Promise<StoredDefinition | undefined> {
+    let cm: k8s.V1ConfigMap;
     try {
-      const cm = await this.clients.core.readNamespacedConfigMap({
+      cm = await this.clients.core.readNamespacedConfigMap({
         name: this.name,
         namespace: this.config.namespace,
       });
-      const d = cm.data ?? {};
-      const { markers, ready } = markerRuleOf(d);
-      return {
-        definition: d.definition ?? "",
-        stack: d.stack ?? "?",
-        owner: d.owner ?? "?",
-        ...(markers ? { markers } : {}),
-        ...(ready ? { markersReady: ready } : {}),
-        resourceVersion: cm.metadata?.resourceVersion ?? "",
-      };
     } catch (err) {
       if (isNotFound(err)) return undefined;
       throw ledgerUnavailable(`reading the definition of pool "${this.config.name}"`, err, this.place);
     }
+    const d = cm.data ?? {};
+    const { markers, ready } = markerRuleOf(d);
+    return {
+      definition: d.definition ?? "",
+      stack: d.stack ?? "?",
+      owner: d.owner ?? "?",
+      ...(d.ownerStackId ? { ownerStackId: d.ownerStackId } : {}),
+      ...(d.quotas ? { quotas: storedQuotas(this.config.name, d.quotas) } : {}),
+      ...(markers ? { markers } : {}),
+      ...(ready ? { markersReady: ready } : {}),
+      resourceVersion: cm.metadata?.resourceVersion ?? "",
+    };
   }
 
   /**
-   * Makes sure the pool's stored definition is `mine.definition`: writes it when none is stored,
-   * replaces it when `replacing` is the stored one (an explicit update of this stack's pool, already
-   * checked), and otherwise refuses a different one. With `readOnly` (at `check`, which previews run
-   * too) it only refuses: what every stack reads changes at `up`.
+   * Makes the pool's stored definition agree with `mine`, and says how `mine` stands to it.
    *
-   * A definition whose `prefixLengths` rule has min and max needs markers at those lengths: the
-   * marker range is stored (grown, never shrunk) with the definition, then every entry the pool has
-   * is registered at it, then it is marked ready, where blocks may be claimed (see
-   * marker-backfill.ts). An interrupted update is finished by the next one of the same definition.
-   * @throws IpamError INVALID_CONFIG naming both definitions and the stack that wrote the stored one;
-   *   LEDGER_UNAVAILABLE.
+   * - No definition stored: `mine` is written, and its stack owns the pool.
+   * - `mine` owns it (see {@link ownsDefinition}), or takes ownership (`adopt`): its definition,
+   *   quotas and identity are written when they differ. Whether a change strands a holder of any
+   *   stack is the IpPool's check, before this.
+   * - Otherwise `mine` is a member: its definition must be the stored one, and it sets no quotas.
+   *
+   * With `readOnly` (at `check`) it only decides and refuses. A definition whose `prefixLengths`
+   * rule has min and max needs markers at those lengths: the marker range is stored (grown, never
+   * shrunk) with the definition, then every entry the pool has is registered at it, then it is
+   * marked ready, where blocks may be claimed (see marker-backfill.ts). An interrupted update is
+   * finished by the next one of the same definition.
+   * @throws IpamError INVALID_CONFIG naming both definitions and the owner for a member that
+   *   differs, or a member that sets quotas; LEDGER_UNAVAILABLE.
    */
-  async agree(mine: DefinitionClaim, replacing?: string, readOnly = false): Promise<void> {
+  async agree(mine: DefinitionClaim, options: AgreeOptions = {}): Promise<Standing> {
     const needed = ruleRange(markerRuleOf({ definition: mine.definition }).rule);
     for (let attempt = 0; attempt < 5; attempt++) {
       let stored = await this.read();
+      const own: Standing = {
+        role: "owner",
+        ownedBy: ownerOf(mine),
+        ...(stored && stored.definition !== mine.definition ? { redefines: true } : {}),
+      };
       let wrote = false;
-      if (stored?.definition !== mine.definition) {
-        if (stored && stored.definition !== replacing) throw mismatch(this.config, stored, mine.definition);
-        if (readOnly) return;
+      if (stored && !options.adopt && !ownsDefinition(stored, mine)) return this.member(stored, mine);
+      if (!stored || !sameRecord(stored, mine)) {
+        if (options.readOnly) return own;
         stored = await this.write(mine, stored, hull(stored?.markers, needed));
         if (!stored) continue; // another stack wrote it meanwhile
         wrote = true;
       }
-      if (readOnly) return;
+      if (options.readOnly) return own;
       if (needed && !covers(stored.markersReady, needed)) {
         if (!(await this.readyMarkers(mine, stored, needed))) continue;
         wrote = true;
       }
       if (wrote && hull(stored.markers, needed)) await this.sweep();
-      return;
+      return own;
     }
     throw new IpamError("CONFLICT", `the definition of pool "${this.config.name}" kept changing; try again`);
+  }
+
+  /** A stack that restates a pool it does not own: it must state exactly the stored definition. */
+  private member(stored: StoredDefinition, mine: DefinitionClaim): Standing {
+    if (mine.quotas !== undefined) {
+      throw new IpamError(
+        "INVALID_CONFIG",
+        `pool "${this.config.name}" in namespace "${this.config.namespace}" is owned by ${ownerOf(stored)}, ` +
+          `and only its owner sets quotas: leave quotas out here, or take ownership with adopt: true`,
+      );
+    }
+    if (stored.definition !== mine.definition) throw mismatch(this.config, stored, mine.definition);
+    return { role: "member", ownedBy: ownerOf(stored) };
   }
 
   /**
@@ -148,7 +218,11 @@ export class PoolDefinitions {
           })
         : await this.clients.core.createNamespacedConfigMap({ namespace: this.config.namespace, body });
       return {
-        ...mine,
+        definition: mine.definition,
+        stack: mine.stack,
+        owner: mine.owner,
+        ...(mine.stackId ? { ownerStackId: mine.stackId } : {}),
+        ...(mine.quotas ? { quotas: JSON.parse(mine.quotas) as PoolQuotas } : {}),
         ...(markers ? { markers } : {}),
         ...(markers && stored?.markersReady ? { markersReady: stored.markersReady } : {}),
         resourceVersion: written.metadata?.resourceVersion ?? "",
@@ -218,6 +292,8 @@ export class PoolDefinitions {
         definition: mine.definition,
         stack: mine.stack,
         owner: mine.owner,
+        ...(mine.stackId ? { ownerStackId: mine.stackId } : {}),
+        ...(mine.quotas ? { quotas: mine.quotas } : {}),
         written: new Date().toISOString(),
         // Kept through every later definition: entries keep registering where blocks were allowed.
         ...(markers ? { markers: formatRange(markers) } : {}),
@@ -231,8 +307,35 @@ function mismatch(config: KubeLedgerConfig, stored: StoredDefinition, mine: stri
   return new IpamError(
     "INVALID_CONFIG",
     `pool "${config.name}" in namespace "${config.namespace}" is shared, and its stored definition ` +
-      `${stored.definition} (written by stack ${stored.stack}, ${stored.owner}) differs from this ` +
-      `stack's ${mine}; use the same ranges, exclude, reserved and strategy as the other stacks, ` +
-      `or grow it with an update of a pool that has the stored definition (checked against every stack's claims)`,
+      `${stored.definition} (written by ${ownerOf(stored)}, which owns it) differs from this ` +
+      `stack's ${mine}; reference the pool with IpPool.shared(name, { ledger }) to follow its owner's ` +
+      `definition, or state exactly the stored one; only the owner changes it (another stack takes ` +
+      `ownership with adopt: true)`,
+  );
+}
+
+/** Whether `stored` records exactly `mine`: its definition, quotas and owner. */
+function sameRecord(stored: StoredDefinition, mine: DefinitionClaim): boolean {
+  return (
+    stored.definition === mine.definition &&
+    stored.stack === mine.stack &&
+    stored.owner === mine.owner &&
+    stored.ownerStackId === mine.stackId &&
+    canonicalQuotas(stored.quotas) === mine.quotas
+  );
+}
+
+/** The stored quotas. @throws IpamError INVALID_STATE when they are not what this package writes. */
+function storedQuotas(pool: string, text: string): PoolQuotas {
+  try {
+    const q = JSON.parse(text) as PoolQuotas;
+    if (quotaProblems(q).length === 0) return q;
+  } catch {
+    // reported below
+  }
+  throw new IpamError(
+    "INVALID_STATE",
+    `the quotas stored with pool "${pool}" (${JSON.stringify(text.slice(0, 80))}) are not valid: ` +
+      `its owner's next pulumi up writes them again`,
   );
 }

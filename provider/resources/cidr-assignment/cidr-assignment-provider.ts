@@ -1,6 +1,7 @@
 import { failureOf, inputFailure, type Failure } from "../../core/failure";
+import { resolvePoolRef } from "../pool/shared-pool-ref";
 import type * as pulumi from "@pulumi/pulumi";
-import { poolSubnets, resolvePool } from "../pool/pool-spec";
+import { poolSubnets } from "../pool/pool-spec";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
@@ -36,7 +37,7 @@ async function checkCidrAssignment(olds: Props, news: Props): Promise<pulumi.dyn
     return { inputs: news };
   }
   const failures: Failure[] = provisionerFailures(news.provisioner);
-  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  const { pool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
   const byHosts = Array.isArray(news.requestedHosts) && news.requestedHosts.length > 0;
   if (byHosts === (typeof news.failureDomain === "string")) {

@@ -1,13 +1,8 @@
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
+import { resolvePoolRef } from "../pool/shared-pool-ref";
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
-import {
-  addressDetails,
-  checkRequestable,
-  poolChooser,
-  resolvePool,
-  type ResolvedPool,
-} from "../pool/pool-spec";
+import { addressDetails, checkRequestable, poolChooser, type ResolvedPool } from "../pool/pool-spec";
 import { takeHolder, withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import {
   checkNodeAllocation,
@@ -44,7 +39,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     return { inputs: news };
   const failures: Failure[] =
     news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");
-  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  const { pool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
   if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
     failures.push(inputFailure("pool", "create IpAllocation with the IpAllocation class and an IpPool"));

@@ -1,12 +1,15 @@
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { AddressSet, freeCount, IpamError, prefixContains } from "../../allocator";
-import { PoolDefinitions } from "../../ledger/kubernetes/pool-definition";
+import { PoolDefinitions, type Standing } from "../../ledger/kubernetes/pool-definition";
+import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../../ledger/quota-rules";
+import { readSharedPool, referenceFigures } from "../pool/shared-pool-ref";
 import { poolDefinition } from "../pool/canonical-definition";
 import { assertSameCluster, ledgerFor, ledgerKey, pinCluster, resolveLedger } from "../pool/ledger-option";
 import {
   canonicalRanges,
   checkRequestable,
   poolSize,
+  poolSpecKeys,
   poolSpecOf,
   resolvePool,
   type ResolvedPool,
@@ -79,21 +82,37 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
 }
 
 /**
- * For a shared pool: makes the stored definition agree with this pool's (writing it when the pool
- * is new to the ledger; replacing it when `olds` had the stored one, i.e. an explicit update).
- * `readOnly` (at check) only refuses a definition that differs.
+ * For a shared pool: makes the stored definition agree with this pool's (see PoolDefinitions.agree),
+ * and says whether this stack owns it. `readOnly` (at check) only decides and refuses.
  */
 async function agreeDefinition(
   props: Props,
   pool: ResolvedPool,
-  olds?: Props,
   readOnly = false,
-): Promise<void> {
+): Promise<Standing | undefined> {
   const { config } = resolveLedger(props.ledger);
-  if (!config) return;
-  const previous = olds && resolveLedger(olds.ledger).config ? resolvePool(poolSpecOf(olds)).pool : undefined;
-  const mine = { definition: poolDefinition(pool), stack: String(props.stack), owner: String(props.poolId) };
-  await new PoolDefinitions(config).agree(mine, previous && poolDefinition(previous), readOnly);
+  if (!config) return undefined;
+  const quotas = canonicalQuotas(props.quotas as PoolQuotas | undefined);
+  const mine = {
+    definition: poolDefinition(pool),
+    stack: String(props.stack),
+    owner: String(props.poolId),
+    ...(typeof props.stackId === "string" ? { stackId: props.stackId } : {}),
+    ...(quotas ? { quotas } : {}),
+  };
+  return new PoolDefinitions(config).agree(mine, { adopt: props.adopt === true, readOnly });
+}
+
+/** Problems of the owner's settings `quotas` and `adopt`, which only a shared pool takes. */
+function ownerSettingFailures(news: Props): Failure[] {
+  const failures = quotaProblems(news.quotas).map(([property, reason]) => inputFailure(property, reason));
+  for (const key of ["quotas", "adopt"] as const) {
+    if (news[key] !== undefined && news.ledger === undefined)
+      failures.push(
+        inputFailure(key, `${key} is for a pool shared through a ledger: set ledger, or leave ${key} out`),
+      );
+  }
+  return failures;
 }
 
 function outputsOf(props: Props, pool: ResolvedPool) {
@@ -111,20 +130,25 @@ export const ipPoolProvider: ProviderImpl = {
     if (typeof olds.poolId === "string") news.poolId = olds.poolId;
     const malformed = shapeFailures(news, ipPoolInputs);
     if (malformed.length > 0) return { inputs: news, failures: malformed };
-    if (hasUnknown(poolSpecOf(news)) || hasUnknown(news.ledger)) return { inputs: news };
+    if (news.shared === true) return checkReference(olds, news);
+    if ([poolSpecOf(news), news.ledger, news.quotas, news.adopt].some(hasUnknown)) return { inputs: news };
     const { pool, failures } = resolvePool(poolSpecOf(news));
-    failures.push(...resolveLedger(news.ledger).failures);
+    failures.push(...resolveLedger(news.ledger).failures, ...ownerSettingFailures(news));
     if (pool && failures.length === 0 && news.ledger !== undefined) {
       await identify(olds, news, failures);
       // A shared pool: its definition is checked at preview, and written by `up` (create or update).
-      const changing = olds.poolId !== undefined && !sameSpec(olds, news) ? olds : undefined;
-      if (changing && failures.length === 0) await checkStranded(news, pool, failures);
-      if (failures.length === 0) {
-        await agreeDefinition(news, pool, changing, true).catch((e: unknown) =>
-          failures.push(failureOf("ledger", e, "LEDGER_UNAVAILABLE")),
-        );
-      }
-      return { inputs: failures.length === 0 ? outputsOf(news, pool) : news, failures };
+      const standing =
+        failures.length === 0
+          ? await agreeDefinition(news, pool, true).catch((e: unknown) => {
+              failures.push(failureOf("ledger", e, "LEDGER_UNAVAILABLE"));
+              return undefined;
+            })
+          : undefined;
+      // A change of the definition must fit every stack's holders: the owner's, or one taking it over.
+      const changing = olds.poolId !== undefined && !sameSpec(olds, news);
+      if (standing && (changing || standing.redefines)) await checkStranded(news, pool, failures);
+      if (failures.length > 0 || !standing) return { inputs: news, failures };
+      return { inputs: { ...outputsOf(news, pool), ownedBy: standing.ownedBy }, failures };
     }
     if (pool && olds.poolId !== undefined && !sameSpec(olds, news)) {
       const lost = await stranded(news, pool).catch((e: unknown) => [
@@ -143,17 +167,25 @@ export const ipPoolProvider: ProviderImpl = {
     const ledgerChanged = ledgerKey(olds.ledger) !== "" && ledgerKey(olds.ledger) !== ledgerKey(news.ledger);
     const settingsChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
     // A stack identity new to the state (a stack of an earlier version) is an update.
-    const changes = settingsChanged || !sameSpec(olds, news) || olds.stackId !== news.stackId;
+    // So is a change of owner, quotas, or (a reference) of what its owner stored and the stacks hold.
+    const shown = ["stackId", "quotas", "adopt", "ownedBy", ...(news.shared === true ? referenceKeys : [])];
+    const changes =
+      settingsChanged ||
+      !sameSpec(olds, news) ||
+      shown.some((k) => JSON.stringify(olds[k] ?? null) !== JSON.stringify(news[k] ?? null));
     return { changes, replaces: ledgerChanged ? ["ledger"] : [] };
   },
 
   async create(inputs) {
+    const id = String(inputs.poolId).split("::").pop()!;
+    if (inputs.shared === true) return { id, outs: withoutProvider(inputs) };
     const { pool } = resolvePool(poolSpecOf(inputs));
-    await agreeDefinition(inputs, pool!);
-    return { id: String(inputs.poolId).split("::").pop()!, outs: outputsOf(inputs, pool!) };
+    const standing = await writeDefinition(inputs, pool!);
+    return { id, outs: { ...outputsOf(inputs, pool!), ...(standing ? { ownedBy: standing.ownedBy } : {}) } };
   },
 
   async read(id, props) {
+    if (props.shared === true) return readReference(id, props);
     const { pool } = resolvePool(poolSpecOf(props));
     if (!pool) return { id, props };
     assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was recorded");
@@ -169,17 +201,21 @@ export const ipPoolProvider: ProviderImpl = {
     return { id, props: { ...outputsOf(props, pool), allocations, free: free.toString() } };
   },
 
-  async update(_id, olds, news) {
+  async update(_id, _olds, news) {
+    if (news.shared === true) return { outs: withoutProvider(news) };
     const { pool, failures } = resolvePool(poolSpecOf(news));
     if (!pool)
       throw new IpamError(failures[0]!.code, failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
     const lost = await stranded(news, pool);
     if (lost.length > 0) throw new IpamError("POOL_IN_USE", strandFailure(lost).reason);
-    await agreeDefinition(news, pool, olds);
-    return { outs: outputsOf(news, pool) };
+    const standing = await writeDefinition(news, pool);
+    return { outs: { ...outputsOf(news, pool), ...(standing ? { ownedBy: standing.ownedBy } : {}) } };
   },
 
   async delete(_id, props) {
+    // A reference defines nothing: the pool stays its owner's. So does an owner's pool (tenants keep
+    // their addresses; another stack takes ownership with adopt).
+    if (props.shared === true) return;
     assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was deleted");
     const holders = await holderList(props);
     if (holders.length > 0) {
@@ -217,4 +253,51 @@ function strandFailure(lost: string[]): Failure {
       `move or delete those allocations first, or keep their addresses inside the ranges`,
     "POOL_IN_USE",
   );
+}
+
+/**
+ * Writes a shared pool's definition at `up` (create, update): a definition that would leave any
+ * stack's holder outside the pool is refused first (a pool re-created, or one taking ownership,
+ * with another definition than the stored one).
+ */
+async function writeDefinition(props: Props, pool: ResolvedPool): Promise<Standing | undefined> {
+  const decided = await agreeDefinition(props, pool, true);
+  if (decided?.redefines) {
+    const lost = await stranded(props, pool);
+    if (lost.length > 0) throw new IpamError("POOL_IN_USE", strandFailure(lost).reason);
+  }
+  return agreeDefinition(props, pool);
+}
+
+/** The outputs a reference reads from its ledger, as diff compares them. */
+const referenceKeys = ["definition", "free", "used", "quota", "size"] as const;
+
+/** The check of a tenant's reference ({@link IpPool.shared}): the stored pool and its figures, at preview. */
+async function checkReference(olds: Props, news: Props): Promise<{ inputs: Props; failures: Failure[] }> {
+  if (hasUnknown(news.ledger)) return { inputs: news, failures: [] };
+  const given = [...poolSpecKeys, "quotas", "adopt"].filter((k) => news[k] !== undefined);
+  const failures = given.map((k) =>
+    inputFailure(k, `a reference to a shared pool takes only its ledger: its owner defines ${k}`),
+  );
+  failures.push(...resolveLedger(news.ledger).failures);
+  if (failures.length > 0) return { inputs: news, failures };
+  await identify(olds, news, failures);
+  if (failures.length > 0) return { inputs: news, failures };
+  const { shared, failures: readFailures } = await readSharedPool(news.ledger, "ledger");
+  if (!shared) return { inputs: news, failures: readFailures };
+  try {
+    const me = { stack: String(news.stack), stackId: String(news.stackId) };
+    return { inputs: { ...news, ...(await referenceFigures(news.ledger, shared, me)) }, failures: [] };
+  } catch (e) {
+    return { inputs: news, failures: [failureOf("ledger", e, "LEDGER_UNAVAILABLE")] };
+  }
+}
+
+/** A reference's refresh: its figures read again. */
+async function readReference(id: string, props: Props) {
+  assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was recorded");
+  const { shared, failures } = await readSharedPool(props.ledger, "ledger");
+  if (!shared) throw new IpamError(failures[0]!.code ?? "NOT_FOUND", failures[0]!.reason);
+  const me = { stack: String(props.stack), stackId: String(props.stackId) };
+  return { id, props: { ...props, ...(await referenceFigures(props.ledger, shared, me)) } };
 }

@@ -5,6 +5,7 @@ import { encodeHolder, urnPrefix } from "../pool/pool-queue-codec";
 import { QueueFileWriter, type QueueFileRef } from "../pool/pool-queue-file";
 import type { LedgerArgs } from "../pool/ledger-option";
 import type { PrefixLengthRule, RangeArgs } from "../pool/pool-spec";
+import type { PoolQuotas } from "../../ledger/quota-rules";
 import { providerContext, type ProviderContext } from "../context";
 import { thinProvider } from "../thin-provider";
 
@@ -54,7 +55,28 @@ export interface IpPoolArgs {
    * only the context name is stored. See docs/shared-pools.md for the RBAC rules.
    */
   ledger?: pulumi.Input<LedgerArgs>;
+  /**
+   * The per-stack quotas of a shared pool, set by its owner: `default` addresses for each stack, and
+   * limits by stack name (`"project/stack"` or `"org/project/stack"`, a segment may be `*`; the
+   * stacks a name matches count together), e.g. `{ default: 8, stacks: { "network/prod": 64 } }`.
+   * A block counts its addresses. A plan over quota is refused at preview. Only the owner sets them.
+   */
+  quotas?: pulumi.Input<PoolQuotas>;
+  /**
+   * Take ownership of a shared pool from the stack that owns it: this stack's definition and quotas
+   * are written at `up` (refused at preview if they would leave any stack's address outside it).
+   */
+  adopt?: pulumi.Input<boolean>;
 }
+
+/** Inputs of {@link IpPool.shared}: a tenant's reference to a shared pool another stack owns. */
+export interface SharedIpPoolArgs {
+  /** The pool's ledger, as its owner gives it (`kind`, `name`, `namespace`; `context` and the rest as needed). */
+  ledger: pulumi.Input<LedgerArgs>;
+}
+
+/** Marks the args {@link IpPool.shared} passes to the constructor. */
+const tenant = Symbol("shared pool reference");
 
 /**
  * A pool queue as the program builds it (the engine resolves it before `check`): where the
@@ -130,6 +152,8 @@ export interface PoolRef {
   prefixLengths?: PrefixLengthRule;
   /** The pool's shared ledger, when it has one. */
   ledger?: LedgerArgs;
+  /** A tenant's reference ({@link IpPool.shared}): the definition is read from the ledger at `check`. */
+  shared?: boolean;
 }
 
 /**
@@ -152,6 +176,20 @@ export class IpPool extends pulumi.dynamic.Resource {
    * kept when it is renamed or re-parented with an alias.
    */
   declare public readonly poolId: pulumi.Output<string>;
+  /**
+   * A shared pool's owner, `stack <org/project/stack> (<IpPool URN>)`: the stack that defines it.
+   * Known at preview; undefined for a stack-local pool.
+   */
+  declare public readonly ownedBy: pulumi.Output<string | undefined>;
+  /**
+   * Addresses this stack holds in a shared pool (a block counts its addresses), as a decimal
+   * string; read at each preview of a reference ({@link IpPool.shared}).
+   */
+  declare public readonly used: pulumi.Output<string | undefined>;
+  /** This stack's quota in a shared pool (its group's limit, in addresses); undefined when none applies. */
+  declare public readonly quota: pulumi.Output<string | undefined>;
+  /** A reference's pool definition as its owner stored it (canonical JSON). */
+  declare public readonly definition: pulumi.Output<string | undefined>;
   /** What allocations from this pool pass to their provider; known at preview for literal inputs. */
   public readonly ref: pulumi.Output<PoolRef>;
   private readonly observers: pulumi.Input<ProvisionerArgs>[] = [];
@@ -236,8 +274,41 @@ export class IpPool extends pulumi.dynamic.Resource {
     return index;
   }
 
+  /**
+   * A tenant's reference to a shared pool that another stack owns: the pool's definition (ranges,
+   * exclusions, strategy, rule for blocks) and quotas are read from its ledger at every `check`, so
+   * the owner grows the pool without this program changing. Holders take it as they take any pool;
+   * `size`, `free`, `used` and `quota` are known at preview.
+   */
+  static shared(name: string, args: SharedIpPoolArgs, opts?: pulumi.CustomResourceOptions): IpPool {
+    return new IpPool(name, { ledger: args.ledger, [tenant]: true } as IpPoolArgs, opts);
+  }
+
   constructor(name: string, args: IpPoolArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "IpPool", opts);
+    if ((args as { [tenant]?: boolean })[tenant]) {
+      const ledger = withSecretKubeconfig(args.ledger);
+      const figures = {
+        rangeSets: undefined,
+        size: undefined,
+        free: undefined,
+        used: undefined,
+        quota: undefined,
+      };
+      const props = { ledger, shared: true, stack: context.stack, poolId: context.owner, ...figures };
+      super(
+        thinProvider("IpPool"),
+        name,
+        { ...props, definition: undefined, ownedBy: undefined },
+        opts,
+        "egress-ipam",
+        "IpPool",
+      );
+      const holderInput = { ledger, shared: true, id: this.poolId };
+      holderInputs.set(this, holderInput);
+      this.ref = pulumi.output(holderInput) as pulumi.Output<PoolRef>;
+      return;
+    }
     const spec = {
       ranges: args.ranges,
       cniConfig: args.cniConfig,
@@ -253,8 +324,11 @@ export class IpPool extends pulumi.dynamic.Resource {
     const props = {
       ...spec,
       ledger,
+      quotas: args.quotas,
+      adopt: args.adopt,
       stack: context.stack,
       poolId: context.owner,
+      ownedBy: undefined,
       rangeSets: undefined,
       size: undefined,
       allocations: undefined,

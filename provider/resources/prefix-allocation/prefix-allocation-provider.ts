@@ -1,7 +1,7 @@
 import { failureOf, inputFailure, type Failure } from "../../core/failure";
+import { resolvePoolRef } from "../pool/shared-pool-ref";
 import type * as pulumi from "@pulumi/pulumi";
 import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
-import { resolvePool } from "../pool/pool-spec";
 import {
   blockChooser,
   blockDetails,
@@ -33,7 +33,7 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   if (malformed.length > 0) return { inputs: news, failures: malformed };
   if ([news.pool, news.cidr, news.prefixLength, news.adopt].some(hasUnknown)) return { inputs: news };
   const failures: Failure[] = [];
-  const { pool, failures: poolFailures } = resolvePool(news.pool ?? {}, "pool.");
+  const { pool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
   if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
     failures.push(

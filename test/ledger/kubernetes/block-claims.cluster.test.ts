@@ -46,12 +46,11 @@ describe("blocks in a shared pool", () => {
     lockAcquireTimeout: 60_000,
   });
   /** Stores the pool's definition (with its rule, when given) as its IpPool's `up` does. */
-  const define = async (name: string, subnet: string, prefixLengths?: object, replacing?: object | null) => {
+  const define = async (name: string, subnet: string, prefixLengths?: object) => {
     const def = (p?: object) =>
       poolDefinition(resolvePool({ ranges: [{ subnet }], ...(p ? { prefixLengths: p } : {}) }).pool!);
     await new PoolDefinitions(config(name), admin()).agree(
       { definition: def(prefixLengths), stack: "o/net/prod", owner: "urn:pool" },
-      replacing === undefined ? undefined : def(replacing === null ? undefined : replacing),
     );
   };
   const ledger = (stack: string, name: string): KubeLedger =>
@@ -225,7 +224,7 @@ describe("blocks in a shared pool", () => {
     for (const ip of ["10.30.9.5", "10.30.9.77", "10.30.9.200"])
       await l.reserve("p", urn("a", ip), { ips: [ip], seq: 0 });
     expect(await markers(l)).toEqual([]); // no rule: no marker, as before
-    await define(pool, "10.30.0.0/16", rule, null); // the IpPool's update that sets the rule
+    await define(pool, "10.30.0.0/16", rule); // the owner IpPool's update that sets the rule
     const stored = await new PoolDefinitions(config(pool), admin()).read();
     expect([stored?.markers, stored?.markersReady]).toEqual([rule, rule]);
     const b = ledger("b", pool);

@@ -31,8 +31,9 @@ async function pool(prefixLengths?: object, jitterMs = 2) {
     { name, namespace: "ipam", lockDuration: 1, lockAcquireTimeout: 1 },
     clients,
   );
-  const agree = (p?: object, replacing?: string) =>
-    defs.agree({ definition: definitionOf(p), stack: "o/p/net", owner: "urn:pool" }, replacing);
+  // The owner's agree (the pool's one stack): an update of the definition is another agree.
+  const agree = (p?: object) =>
+    defs.agree({ definition: definitionOf(p), stack: "o/p/net", owner: "urn:pool" });
   if (prefixLengths) await agree(prefixLengths);
   const writes = entryWrites(store, `pool "${name}"`, () => undefined);
   /** The object name of an entry (or a marker) of this pool. */
@@ -229,7 +230,7 @@ describe("the pool's update", () => {
     await store.delete(await claimEntry(writes, "10.0.1.64/26", "gone", false)); // an interrupted release
     const early = writes.write("10.0.0.64/28", undefined, claim("b"), hold("b"));
     await expect(early).rejects.toMatchObject({ code: "PREFIX_NOT_ALLOWED" }); // /28 not in the rule yet
-    await agree({ min: 22, max: 28 }, definitionOf(rule));
+    await agree({ min: 22, max: 28 });
     expect([(await defs.read())?.markers, (await defs.read())?.markersReady]).toEqual([
       { min: 22, max: 28 },
       { min: 22, max: 28 },
@@ -248,7 +249,7 @@ describe("the pool's update", () => {
     const { writes, agree, defs } = await pool(rule);
     const wide = await claimEntry(writes, "10.0.0.0/24", "a", false);
     const planned = (await writes.write("10.0.1.0/25", undefined, hold("c")))!;
-    await agree({ min: 26, max: 27 }, definitionOf(rule));
+    await agree({ min: 26, max: 27 });
     expect((await defs.read())?.markers).toEqual(rule);
     await expect(claimEntry(writes, "10.0.0.5", "b", false)).rejects.toMatchObject({
       holder: { ip: wide.ip },
@@ -318,7 +319,7 @@ describe("a rule set on a pool with claims", () => {
       const during = [130, 170, 250].map((i) =>
         claimEntry(writes, `10.0.0.${i}`, `d${i}`, Math.random() < 0.5),
       );
-      const setting = agree(rule, definitionOf()); // an update of the pool: the stored definition had no rule
+      const setting = agree(rule); // an update of the pool: the stored definition had no rule
       const blocks = Array.from({ length: 8 }, (_, i) =>
         setting.then(() => claimEntry(writes, `10.0.0.${i * 32}/27`, `b${i}`, Math.random() < 0.5)),
       );
