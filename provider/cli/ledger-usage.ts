@@ -16,6 +16,7 @@ import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
 import { CliError, exitCodes } from "./cli-error";
 import { compareEntries, compareHolders, type Holder } from "./holder";
 import { usage, type PoolUsage, type SharedView } from "./pool-usage";
+import { poolOwner, usageByStack } from "./quota-usage";
 import type { StackPool } from "./stack-pools";
 import { kubeClients } from "../kube/kube-config";
 import type { StackSnapshot } from "./stack-snapshot";
@@ -43,11 +44,12 @@ export function parseLedgerRef(text: string): LedgerRef {
 export const ledgerId = (ref: LedgerRef): string => `kubernetes:${ref.namespace}/${ref.name}`;
 
 /**
- * The usage of a shared pool, read from its ledger: the definition the first stack stored, every
- * claim (held) and every hold that has not lapsed (planned, not created), from all stacks. Read only.
+ * The usage of a shared pool, read from its ledger: the definition its owner stored, every claim
+ * (held) and every hold that has not lapsed (planned, not created), from all stacks, and what each
+ * stack uses against the quotas the owner set (see {@link usageByStack}). Read only.
  * @param clients - the cluster's clients (`kubeClients({ context })` in the CLI).
- * @throws CliError (exit 2) when the pool has no definition there; (exit 3) when the cluster
- *   cannot be asked.
+ * @throws CliError (exit 2) when the pool has no definition there, or its definition or quotas
+ *   are not valid; (exit 3) when the cluster cannot be asked.
  */
 export async function ledgerUsage(
   ref: LedgerRef,
@@ -60,7 +62,10 @@ export async function ledgerUsage(
     new PoolDefinitions(config, clients).read(),
     new ClaimStore(clients, ref.namespace, ref.name).list(),
   ]).catch((e: unknown) => {
-    throw e instanceof IpamError && e.code === "LEDGER_UNAVAILABLE"
+    if (!(e instanceof IpamError)) throw e;
+    // INVALID_STATE: quotas stored that this package did not write, which only their owner can fix.
+    if (e.code === "INVALID_STATE") throw new CliError(e.message, exitCodes.usage, e.code);
+    throw e.code === "LEDGER_UNAVAILABLE"
       ? new CliError(`${e.message}; then run report again`, exitCodes.unreachable, e.code)
       : e;
   });
@@ -87,7 +92,12 @@ export async function ledgerUsage(
     .filter((c) => isLive(c, now))
     .map(holderOf)
     .sort(compareHolders);
-  return usage(ledgerId(ref), ref.name, pool, holders);
+  return {
+    ...usage(ledgerId(ref), ref.name, pool, holders),
+    ownedBy: poolOwner(stored),
+    ...(stored.quotas ? { quotas: stored.quotas } : {}),
+    stacks: usageByStack(stored, claims, now),
+  };
 }
 
 /** A stack as shared ledgers tell it apart: its name, and the identity its resources keep in state. */

@@ -9,6 +9,8 @@ import { entrySpan, isBlock, takeEntry } from "../ledger/held-entry";
 import { defaultShape, mapSubnet, type MapLayers, type MapShape, type SubnetMap } from "./address-map";
 import { compareHolders, splitHolders, type BlockHolder, type HoldState, type Holder } from "./holder";
 import { linkPools, type PoolParent } from "./pool-tree";
+import type { PoolOwner, StackUsage } from "./quota-usage";
+import type { PoolQuotas } from "../ledger/quota-rules";
 import { stackPools } from "./stack-pools";
 import { deploymentAt, type SnapshotResource, type StackSnapshot } from "./stack-snapshot";
 
@@ -62,6 +64,12 @@ export interface PoolUsage {
    * their claims could not be told stale or held (another backend, no access).
    */
   unchecked?: string[];
+  /** In a ledger's report: the stack that owns the pool (defines it and sets its quotas). */
+  ownedBy?: PoolOwner;
+  /** In a ledger's report: the quotas the owner set, as it gave them, when it set any. */
+  quotas?: PoolQuotas;
+  /** In a ledger's report: every stack with entries in the pool (and the owner), with its quota. */
+  stacks?: StackUsage[];
   maps: SubnetMap[];
 }
 

@@ -3,19 +3,25 @@ import { cellStates, type MapGap, type MapRow, type SubnetMap } from "./address-
 import { blockText, cellLook } from "./cell-glyphs";
 import type { BlockHolder, Holder } from "./holder";
 import type { PoolUsage } from "./pool-usage";
+import type { StackQuota, StackUsage } from "./quota-usage";
+import type { PoolQuotas } from "../ledger/quota-rules";
 import { ruleText } from "../resources/pool/pool-spec";
 import type { Style } from "./style";
 
 const groupSize = 16;
 
 /**
- * The terminal report of one pool: the block it is made of (when it is), ranges, its rule for
- * blocks, counts, the map with its legend, the holders of addresses and those of blocks.
+ * The terminal report of one pool: its owner (a shared pool's), the block it is made of (when it
+ * is), ranges, its rule for blocks, its quotas, counts, the stacks using it (a shared pool's), the
+ * map with its legend, the holders of addresses and those of blocks.
  */
 export function poolText(usage: PoolUsage, style: Style): string {
   const bold = (t: string) => style.paint(t, "1");
   const out: string[] = [];
   out.push(`${bold(`pool ${terminalSafe(usage.name)}`)}  ${terminalSafe(usage.pool)}`);
+  if (usage.ownedBy) {
+    out.push(`  owner     stack ${terminalSafe(usage.ownedBy.stack)} (${terminalSafe(usage.ownedBy.pool)})`);
+  }
   if (usage.parent) {
     out.push(`  in block  ${usage.parent.block} of pool ${terminalSafe(usage.parent.name)}`);
   }
@@ -24,6 +30,7 @@ export function poolText(usage: PoolUsage, style: Style): string {
   }
   out.push(`  strategy  ${usage.strategy}`);
   if (usage.prefixLengths) out.push(`  blocks    ${ruleText(usage.prefixLengths)}`);
+  if (usage.stacks) out.push(`  quotas    ${quotasText(usage.quotas)}`);
   const counts: [string, string][] = [
     ["size", usage.size],
     ["held", usage.held],
@@ -33,6 +40,7 @@ export function poolText(usage: PoolUsage, style: Style): string {
     ["excluded", usage.excluded],
   ];
   out.push(`  ${counts.map(([k, v]) => `${k} ${bold(v)}`).join("  ")}`);
+  if (usage.stacks) out.push("", ...stacksText(usage.stacks));
   for (const map of usage.maps) out.push("", ...mapText(map, style));
   out.push("", `  ${legendText(style)}`);
   if (usage.holders.length > 0 || usage.blocks.length === 0) out.push("", ...holdersText(usage.holders));
@@ -54,6 +62,77 @@ export function poolText(usage: PoolUsage, style: Style): string {
     );
   }
   return out.join("\n");
+}
+
+/** `default 8, "team-a/*" 16`: a pool's quotas as its owner set them, or `none`. */
+export function quotasText(quotas: PoolQuotas | undefined): string {
+  const rules = [
+    ...(quotas?.default !== undefined ? [`default ${quotas.default}`] : []),
+    ...Object.keys(quotas?.stacks ?? {})
+      .sort()
+      .map((p) => `"${terminalSafe(p)}" ${quotas!.stacks![p]}`),
+  ];
+  return rules.length > 0 ? rules.join(", ") : "none (no stack is limited)";
+}
+
+/**
+ * The stacks of a shared pool as a table: each with its quota (`default 8`, `"team-a/*" 16
+ * (together)`, `no quota`), what it holds and plans, and what its group has left; then, per
+ * pattern, the total of the stacks it matches against its limit. Two stacks of one name (of two
+ * backends) are told apart by a short identity; the owner is marked.
+ */
+export function stacksText(stacks: StackUsage[]): string[] {
+  const label = (s: StackUsage) => {
+    const twins = stacks.filter((o) => o.stack === s.stack);
+    const notes = [
+      ...(twins.length > 1
+        ? [s.stackId === undefined ? "no identity" : shortIdentity(s.stackId, twins)]
+        : []),
+      ...(s.owner ? ["owner"] : []),
+    ];
+    return terminalSafe(notes.length > 0 ? `${s.stack} (${notes.join(", ")})` : s.stack);
+  };
+  const rule = (q: StackQuota | undefined) =>
+    !q
+      ? "no quota"
+      : q.pattern === undefined
+        ? `default ${q.limit}`
+        : `"${terminalSafe(q.pattern)}" ${q.limit} (together)`;
+  const left = (q: StackQuota | undefined) => (q ? leftText(q) : "-");
+  const out = columns(
+    ["STACK", "QUOTA", "HELD", "PLANNED", "LEFT"],
+    stacks.map((s) => [label(s), rule(s.quota), s.held, s.planned, left(s.quota)]),
+  );
+  const patterns = new Set(stacks.flatMap((s) => (s.quota?.pattern === undefined ? [] : [s.quota.pattern])));
+  for (const pattern of patterns) {
+    const members = stacks.filter((s) => s.quota?.pattern === pattern);
+    const q = members[0]!.quota!;
+    const sum = (f: (s: StackUsage) => string) => members.reduce((n, s) => n + BigInt(f(s)), 0n);
+    const left = leftText(q);
+    out.push(
+      `  "${terminalSafe(pattern)}" together (${members.length} stack${members.length === 1 ? "" : "s"}): ` +
+        `held ${sum((s) => s.held)}  planned ${sum((s) => s.planned)}  of ${q.limit}  ` +
+        (left.startsWith("over") ? left : `left ${left}`),
+    );
+  }
+  return out;
+}
+
+/**
+ * What a group may still take, or `over by 2` when it holds more than its limit (a quota lowered
+ * below what is held: nothing new until enough is released).
+ */
+function leftText(q: StackQuota): string {
+  const n = BigInt(q.limit) - BigInt(q.used);
+  return n >= 0n ? n.toString() : `over by ${-n}`;
+}
+
+/** The first 14 characters of an identity (`stack-1a2b3c4d…`), or all of it where that is not unique among `twins`. */
+function shortIdentity(id: string, twins: StackUsage[]): string {
+  const short = (x: string) => (x.length > 15 ? `${x.slice(0, 14)}…` : x);
+  return twins.filter((t) => t.stackId !== undefined && short(t.stackId) === short(id)).length > 1
+    ? id
+    : short(id);
 }
 
 /** The map of one subnet, a heading line then one line per row or gap. */
@@ -126,7 +205,11 @@ function table(lead: string[], rows: { h: Holder; cells: string[] }[]): string[]
   const body = rows.map(({ h, cells }) =>
     [...cells, h.state, sinceText(h), ...(stacks ? [h.stack ?? "-"] : []), h.owner].map(terminalSafe),
   );
-  const head = [...lead, "STATE", "SINCE", ...(stacks ? ["STACK"] : []), "HOLDER (URN)"];
+  return columns([...lead, "STATE", "SINCE", ...(stacks ? ["STACK"] : []), "HOLDER (URN)"], body);
+}
+
+/** Rows under a heading, indented 2, in columns 2 apart, the last column unpadded. */
+function columns(head: string[], body: string[][]): string[] {
   const widths = head.map((t, i) => Math.max(t.length, ...body.map((r) => r[i]!.length)));
   const fmt = (r: string[]) =>
     `  ${r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join("  ")}`;
