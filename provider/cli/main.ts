@@ -96,13 +96,14 @@ export function program(): Command {
     .description(
       "Per pool: ranges, size, held, free, planned-not-created, holders (URN, address, since which deployment) " +
         "and a map of the address space (one cell per address, or per block for large pools). " +
-        "Of a stack's pools (--stack), or of one pool shared by stacks, from its Kubernetes ledger (--ledger).",
+        "Of a stack's pools (--stack), or of one pool shared by stacks, from its Kubernetes ledger (--ledger), " +
+        "with its owner and each stack's held and planned addresses against the quota the owner set.",
     )
     .addOption(stackOption().conflicts("ledger"))
     .addOption(
       new Option(
         "--ledger <kubernetes:namespace/name>",
-        "a shared pool: the namespace and name of its IpPool's `ledger` (holders of every stack)",
+        "a shared pool: the namespace and name of its IpPool's `ledger` (holders of every stack, usage per stack against its quota)",
       ).conflicts(["stack", "pool"]),
     )
     .option("--context <name>", "with --ledger: the kubeconfig context (default: the current one)")
