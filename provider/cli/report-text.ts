@@ -98,7 +98,8 @@ export function stacksText(stacks: StackUsage[]): string[] {
       : q.pattern === undefined
         ? `default ${q.limit}`
         : `"${terminalSafe(q.pattern)}" ${q.limit} (together)`;
-  const left = (q: StackQuota | undefined) => (q ? leftText(q) : "-");
+  const left = (q: StackQuota | undefined) =>
+    !q ? "-" : remaining(q) >= 0n ? `${remaining(q)}` : overText(q);
   const out = columns(
     ["STACK", "QUOTA", "HELD", "PLANNED", "LEFT"],
     stacks.map((s) => [label(s), rule(s.quota), s.held, s.planned, left(s.quota)]),
@@ -108,24 +109,20 @@ export function stacksText(stacks: StackUsage[]): string[] {
     const members = stacks.filter((s) => s.quota?.pattern === pattern);
     const q = members[0]!.quota!;
     const sum = (f: (s: StackUsage) => string) => members.reduce((n, s) => n + BigInt(f(s)), 0n);
-    const left = leftText(q);
     out.push(
       `  "${terminalSafe(pattern)}" together (${members.length} stack${members.length === 1 ? "" : "s"}): ` +
         `held ${sum((s) => s.held)}  planned ${sum((s) => s.planned)}  of ${q.limit}  ` +
-        (left.startsWith("over") ? left : `left ${left}`),
+        (remaining(q) >= 0n ? `left ${remaining(q)}` : overText(q)),
     );
   }
   return out;
 }
 
-/**
- * What a group may still take, or `over by 2` when it holds more than its limit (a quota lowered
- * below what is held: nothing new until enough is released).
- */
-function leftText(q: StackQuota): string {
-  const n = BigInt(q.limit) - BigInt(q.used);
-  return n >= 0n ? n.toString() : `over by ${-n}`;
-}
+/** What a quota's group may still take: negative when it holds more than its limit. */
+const remaining = (q: StackQuota): bigint => BigInt(q.limit) - BigInt(q.used);
+
+/** `over by 2`: a group whose quota was lowered below what it holds (nothing new until enough is released). */
+const overText = (q: StackQuota): string => `over by ${-remaining(q)}`;
 
 /** The first 14 characters of an identity (`stack-1a2b3c4d…`), or all of it where that is not unique among `twins`. */
 function shortIdentity(id: string, twins: StackUsage[]): string {
