@@ -76,8 +76,8 @@ export interface ReferenceFigures {
 }
 
 /**
- * The figures of a shared pool for stack `me`: its size and free addresses (every stack's live
- * entries taken), what `me` holds, and the quota of its group.
+ * The figures of a shared pool for stack `me`: its size and free addresses (every other stack's
+ * holds and every claim taken), what `me` has claimed, and the quota of its group.
  */
 export async function referenceFigures(
   ledger: unknown,
@@ -90,7 +90,9 @@ export async function referenceFigures(
   const taken = new AddressSet();
   let used = 0n;
   for (const c of claims) {
-    if (!isLive(c, at)) continue;
+    // This stack's holds are the plans of its runs (a preview's, which its `up` claims): left out, so
+    // that preview and `up` show the same figures, which count them once they are claims.
+    if (!isLive(c, at) || (c.state === "hold" && ofStack(c, me))) continue;
     takeEntry(taken, c.ip);
     if (c.nodeId === undefined && ofStack(c, me)) used += entryCost(c.ip);
   }
