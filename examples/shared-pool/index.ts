@@ -1,25 +1,41 @@
-// One address pool shared by several stacks (here: one per team, `team-a` and `team-b`): the pool's
-// ledger lives in a Kubernetes namespace every stack reaches, so two stacks never hand out the same
-// address, even when they run `pulumi up` at the same time. Each stack previews exactly the
-// addresses its `up` gets, unless another stack claims them in between (then `up` fails naming it).
+// One address pool run as a service: the `platform` stack owns it (its subnets and the quotas of
+// the stacks using it), and tenant stacks (`team-a`, `team-b`) reference it by its ledger, a
+// Kubernetes namespace every stack reaches, and take their services' addresses from it. Two stacks
+// never hold the same address, even running `pulumi up` at once; each previews exactly what its
+// `up` gets. The owner grows the pool without any tenant's program or config changing.
 import * as pulumi from "@pulumi/pulumi";
-import { IpAllocation, IpPool } from "pulumi-egress-ipam";
+import { IpAllocation, IpPool, type PoolQuotas } from "pulumi-egress-ipam";
 
 const config = new pulumi.Config();
+// The stack that states the pool's subnets owns it; the others are its tenants.
+const subnets = config.requireObject<string[]>("subnets");
 const services = config.requireObject<string[]>("services");
 const context = config.get("context"); // kubeconfig context; default: the current one
 
-// Every stack must define the pool the same way: the first one stores the definition, a stack
-// with a different one is refused at preview.
-const pool = new IpPool("shared", {
-  ranges: [{ subnet: "10.0.16.0/27" }],
-  ledger: {
-    kind: "kubernetes",
-    name: config.get("poolName") ?? "egress-shared",
-    namespace: config.require("ledgerNamespace"),
-    ...(context ? { context } : {}),
-  },
-});
+const ledger = {
+  kind: "kubernetes" as const,
+  name: config.require("poolName"),
+  namespace: config.require("ledgerNamespace"),
+  ...(context ? { context } : {}),
+};
+
+const pool =
+  subnets.length > 0
+    ? new IpPool("shared", {
+        ranges: subnets.map((subnet) => ({ subnet })),
+        ledger,
+        quotas: config.requireObject<PoolQuotas>("quotas"),
+      })
+    : // A tenant restates nothing: the definition and quotas are read from the ledger at each preview.
+      IpPool.shared("shared", { ledger });
 
 const allocations = services.map((service) => new IpAllocation(service, { pool }));
 export const addresses = Object.fromEntries(services.map((s, i) => [s, allocations[i]!.ip]));
+
+// Known at preview. Every stack sees who owns the pool and its size; a tenant also sees the free
+// addresses, what its stack holds and its quota (the owner's pool counts `free` at `pulumi refresh`).
+export const ownedBy = pool.ownedBy;
+export const size = pool.size;
+export const free = pool.free;
+export const used = pool.used;
+export const quota = pool.quota;

@@ -2,8 +2,9 @@
 // folder with the Node.js language host, this package installed from its packed tarball, the test
 // cluster's kubeconfig where it talks to Kubernetes — it must preview the addresses `up` assigns,
 // apply, stay still on a second `up`, apply each step, and destroy without leaving anything behind.
-import type { KubernetesObject } from "@kubernetes/client-node";
+import { loadYaml, type KubernetesObject } from "@kubernetes/client-node";
 import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   ExampleProject,
@@ -24,6 +25,8 @@ import {
 import { documentedRoles, grantsOf } from "../support/documented-roles";
 import { createWorld, ec2Client, motoCredentials, startMoto } from "../support/moto";
 import { operatorWorld } from "../support/operator-world";
+import { repoRoot } from "../../scripts/consumer.mjs";
+import type { PoolQuotas } from "../../provider/index";
 
 /** Planned addresses of the allocations, by URN, as preview showed them. */
 function plannedIps(preview: PreviewResult): Record<string, unknown> {
@@ -362,6 +365,21 @@ const listObjectNames = async (apiVersion: string, kind: string) =>
 
 const operatorAssigned: Record<string, string[]> = {};
 
+/**
+ * The quota shared-pool's platform stack sets for tenant `stack` (its own limit, else the default),
+ * as a reference shows it: from the platform's config after its steps.
+ */
+function sharedPoolQuota(stack: string): string {
+  const project = "egress-ipam-shared-pool";
+  const dir = path.join(repoRoot, "examples", "shared-pool");
+  const file = [path.join(dir, "step2", "Pulumi.platform.yaml"), path.join(dir, "Pulumi.platform.yaml")].find(
+    (f) => fs.existsSync(f),
+  )!;
+  const config = (loadYaml(fs.readFileSync(file, "utf8")) as { config: Record<string, unknown> }).config;
+  const quotas = config[`${project}:quotas`] as PoolQuotas;
+  return String(quotas.stacks?.[`${project}/${stack}`] ?? quotas.default);
+}
+
 const specs: Record<string, ExampleSpec> = {
   antrea: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-antrea", false) },
   "cilium-eks": { stacks: ["dev"], kube: true, prepare: eksNodes("egress-ipam-cilium-eks") },
@@ -390,12 +408,21 @@ const specs: Record<string, ExampleSpec> = {
   },
   ovn: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-ovn", false) },
   "shared-pool": {
-    stacks: ["team-a", "team-b"],
+    // The owner stores the pool (and grows it, step2) before its tenants reference it.
+    stacks: ["platform", "team-a", "team-b"],
     kube: true,
     prepare: ledgerNamespace("egress-ipam-shared-pool"),
     check: (outputs) => {
       const all = Object.values(outputs).flatMap((o) => Object.values(o.addresses as Record<string, string>));
-      expect(new Set(all).size, `addresses of both stacks: ${all.join(", ")}`).toBe(all.length);
+      expect(new Set(all).size, `addresses of every stack: ${all.join(", ")}`).toBe(all.length);
+      const platform = outputs.platform!;
+      expect(platform.ownedBy).toMatch(/^stack organization\/egress-ipam-shared-pool\/platform \(urn:/);
+      for (const tenant of ["team-a", "team-b"]) {
+        const o = outputs[tenant]!;
+        expect(o.quota, `${tenant}: quota`).toBe(sharedPoolQuota(tenant));
+        expect(o.free, `${tenant}: free`).toMatch(/^\d+$/);
+        expect([o.ownedBy, o.size], `${tenant}: owner and size`).toEqual([platform.ownedBy, platform.size]);
+      }
     },
   },
   "mesh-nodes": {
