@@ -15,9 +15,10 @@ export const poolLabel = "egress-ipam/pool";
 export const roleLabel = "egress-ipam/role";
 /**
  * The role label values: a `marker` is the object at a block's name that lists the entries held
- * inside the block (it is no claim, and claim listings leave it out).
+ * inside the block; a `quota` counts the entries of one quota group (quota-counter.ts). Neither is
+ * a claim, and claim listings (which select `claim`) leave them out.
  */
-export const roles = { claim: "claim", pool: "pool", marker: "marker" } as const;
+export const roles = { claim: "claim", pool: "pool", marker: "marker", quota: "quota" } as const;
 
 const dnsLabel = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 

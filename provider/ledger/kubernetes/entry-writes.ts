@@ -1,8 +1,10 @@
+import { isConflict } from "../../kube/kube-errors";
 import { isBlock } from "../held-entry";
 import { BlockMarkers } from "./block-markers";
 import type { Claim, ClaimFields, ClaimStore } from "./claim-store";
 import { blockRefusal, markerRuleReader, type MarkerRule, type MarkerRuleReader } from "./marker-range";
 import { MarkerStore } from "./marker-store";
+import { groupOf, QuotaCounters } from "./quota-counter";
 
 // Writes of an entry's claim object with the marker protocol around them. In a pool without a
 // marker range (no `prefixLengths` rule with min and max ever stored) they are the plain writes of
@@ -16,19 +18,28 @@ import { MarkerStore } from "./marker-store";
 //   marker range is read, then it registers writing every marker: whoever reads a marker after that
 //   finds the object. A new claim is written as a hold first (it lapses if this process dies before
 //   it registered) and becomes a claim last.
+//
+// In a pool with quotas, an entry of a stack a quota applies to is counted in its group
+// (quota-counter.ts) the same way: a new object is created as a lapsed hold (it counts nowhere),
+// registered, then written as what it is; so is another stack's lapsed hold taken over. A write that
+// keeps the object's stack registers before it (nothing to do when the object is listed already).
+// Without quotas, the writes are the same as without this paragraph.
 
 /** Entry writes of one pool (see the file's comment). */
 export interface EntryWrites {
   /** The pool's marker protocol. */
   markers: BlockMarkers;
-  /** The pool's marker rule, read afresh. */
+  /** The pool's marker rule and quotas, read afresh. */
   rule: MarkerRuleReader;
+  /** The pool's quota counters. */
+  quotas: QuotaCounters;
   /**
    * Writes `fields` for `entry` over `existing` (its claim object as read), or creates it. `pending`
    * is the hold a new claim is written as until it has registered.
    * @returns what was written; undefined when a create found a claim there (someone else won).
    * @throws MarkerConflict naming the holder of an overlapping entry; IpamError PREFIX_NOT_ALLOWED
-   *   for a block the pool does not allow; a 409 when an object changed since it was read.
+   *   for a block the pool does not allow, QUOTA_EXCEEDED for an entry its stack's quota has no room
+   *   for (nothing written stays); a 409 when an object changed since it was read.
    */
   write(
     entry: string,
@@ -53,21 +64,50 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
   const markers = new BlockMarkers(new MarkerStore(store), forget);
   const rule = markerRuleReader(store.clients, store.namespace, store.pool);
 
+  /** Deletes a hold that lapsed, for the room a quota counter needs (its counter entry goes with it). */
+  const collect = async (c: Claim): Promise<boolean> => {
+    try {
+      await store.delete(c);
+    } catch (e) {
+      if (isConflict(e)) return false; // renewed or taken over since it was read
+      throw e;
+    }
+    forget(c.ip);
+    const r = await rule();
+    if (r.markers) await markers.release(c.ip, c.uid, r.markers).catch(() => undefined);
+    return true;
+  };
+  const quotas = new QuotaCounters(store, what, collect);
+
   const refuseBlock = (entry: string, r: MarkerRule) => {
     const refused = isBlock(entry) ? blockRefusal(entry, r, what) : undefined;
     if (refused) throw refused;
   };
 
-  /** Registers a new object, then writes `fields` over it when it was written as `first`. */
-  const settle = async (entry: string, created: Claim, first: ClaimFields, fields: ClaimFields) => {
+  /** What an entry counted under `r` is written as until it has registered: a lapsed hold. */
+  const uncounted = (r: MarkerRule, fields: ClaimFields): ClaimFields | undefined =>
+    groupOf(r.quotas, fields) ? { ...fields, state: "hold", expires: Date.now() } : undefined;
+
+  /**
+   * Registers an object just written as `first`, then writes `fields` over it when they differ.
+   * `created`: the object is new (its length is checked, and it registers in every marker).
+   */
+  const settle = async (
+    entry: string,
+    at: Claim,
+    first: ClaimFields,
+    fields: ClaimFields,
+    created: boolean,
+  ) => {
     // Read after the object exists: a rule stored later finds the object when it lists the pool.
     const r = await rule();
     try {
-      refuseBlock(entry, r);
-      if (r.markers) await markers.register(entry, created.uid, r.markers, true);
-      return first === fields ? created : await store.replace(created, fields);
+      if (created) refuseBlock(entry, r);
+      await quotas.register(r.quotas, entry, at, fields, true);
+      if (created && r.markers) await markers.register(entry, at.uid, r.markers, true);
+      return first === fields ? at : await store.replace(at, fields);
     } catch (e) {
-      await remove(created).catch(() => undefined);
+      await remove(at).catch(() => undefined);
       throw e;
     }
   };
@@ -77,6 +117,7 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
     // hold taken over by an update keeps its uid, and its registrations are the new owner's.
     const deleted = await store.delete(c);
     const r = await rule();
+    await quotas.release(r.quotas, c).catch(() => undefined); // left listed: pruned when room is needed
     if (r.markers) await markers.release(c.ip, c.uid, r.markers);
     return deleted;
   };
@@ -84,35 +125,49 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
   return {
     markers,
     rule,
+    quotas,
     remove,
     async write(entry, existing, fields, pending) {
       if (existing) {
         // No rule check: the object exists, so its length was allowed once, and the marker lengths
         // never shrink; a block held when the rule was tightened stays held (renewed, claimed).
         const r = await rule();
+        const sameStack =
+          existing.stack === fields.stack &&
+          existing.stackId === fields.stackId &&
+          existing.nodeId === fields.nodeId &&
+          existing.malformed === undefined;
+        // Another stack's lapsed hold becomes the taker's lapsed hold first, when it is to be counted.
+        const first = (!sameStack && uncounted(r, fields)) || fields;
+        if (sameStack) await quotas.register(r.quotas, entry, existing, fields, false);
         const wrote = r.markers ? await markers.register(entry, existing.uid, r.markers, false) : [];
+        let written: Claim;
         try {
-          return await store.replace(existing, fields);
+          written = await store.replace(existing, first);
         } catch (e) {
           await markers.unregister(entry, wrote).catch(() => undefined);
           throw e;
         }
+        return first === fields ? written : settle(entry, written, first, fields, false);
       }
-      let first = fields;
+      // The rule as last read decides how a hold is created (none read yet: as without quotas, which
+      // the ledger avoids by reading it with the pool); the read after it exists decides what counts.
+      let r = rule.last() ?? {};
       if (isBlock(entry) || fields.state === "claim") {
-        const r = await rule();
+        r = await rule();
         refuseBlock(entry, r);
-        if (pending && fields.state === "claim" && r.markers) first = pending;
       }
+      const first =
+        uncounted(r, fields) ?? (pending && fields.state === "claim" && r.markers ? pending : fields);
       const created = await store.create(entry, first);
-      if (created) return settle(entry, created, first, fields);
+      if (created) return settle(entry, created, first, fields, true);
       if (!isBlock(entry)) return undefined;
       // A marker at the block's name: the block may be written over it once all it lists are gone.
       const at = await markers.store.read(entry);
       if (at?.kind !== "marker") return undefined;
       await markers.clearInside(entry, at.marker, (await rule()).markers);
       const converted = await store.replace({ ip: entry, resourceVersion: at.marker.resourceVersion }, first);
-      return settle(entry, converted, first, fields);
+      return settle(entry, converted, first, fields, true);
     },
   };
 }

@@ -184,7 +184,8 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
 
   /** The pool's claims as this process's view has them, with the stack's own records of `pool`. */
   const claimsFor = async (pool: string): Promise<Claim[]> => {
-    const claims = await view.claims();
+    // The pool's rule too, the first time: a hold it counts is created lapsed until registered.
+    const [claims] = await Promise.all([view.claims(), entries.rule.last() ?? entries.rule()]);
     return opts.records ? withRecords(claims, await opts.records(pool), Date.now(), { me, hold }) : claims;
   };
 

@@ -1,6 +1,7 @@
 // Which prefix lengths a shared pool keeps markers at, as its stored definition says: every entry
 // (address or block) registers in the markers of the blocks around it at those lengths, and blocks
 // may be claimed only at lengths whose markers are complete. See docs/shared-pools.md, "Blocks".
+// The same read brings the pool's quotas (quota-counter.ts), so a write reads the definition once.
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import { familyBits } from "../../allocator/address";
 import { formatPrefix, hostMask } from "../../allocator/prefix";
@@ -9,6 +10,7 @@ import { shared } from "../../core/process-registry";
 import type { KubeClients } from "../../kube/kube-config";
 import { isNotFound } from "../../kube/kube-errors";
 import { entrySpan, isBlock } from "../held-entry";
+import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../quota-rules";
 import { poolObjectName } from "./claim-names";
 import { ledgerUnavailable } from "./ledger-unavailable";
 
@@ -29,6 +31,20 @@ export interface MarkerRule {
   markers?: LengthRange;
   /** The lengths whose markers are complete (every entry of the pool registered): blocks may be claimed there. */
   ready?: LengthRange;
+  /** The quotas the pool's owner stored with the definition (key `quotas`), when it stored any. */
+  quotas?: StoredQuotas;
+}
+
+/** A shared pool's quotas as its definition object stores them. */
+export interface StoredQuotas {
+  /** The rule (empty when it cannot be read: see `problem`). */
+  rules: PoolQuotas;
+  /** Its canonical JSON: a quota counter records the rule it counts under by it. */
+  text: string;
+  /** Who set them, as refusals name them: `stack <org/project/stack> (<IpPool urn>)`. */
+  setBy: string;
+  /** Why the stored value is no quota rule, when it is none (entries counted by it are refused). */
+  problem?: string;
 }
 
 /** `24-27`, as the definition object stores a range. */
@@ -58,7 +74,7 @@ export function ruleRange(rule: MarkerRule["rule"]): LengthRange | undefined {
   return { min: rule.min, max: rule.max };
 }
 
-/** The marker rule a definition object's `data` records. */
+/** The marker rule and the quotas a definition object's `data` records. */
 export function markerRuleOf(data: Record<string, string> | undefined): MarkerRule {
   const out: MarkerRule = {};
   try {
@@ -71,7 +87,23 @@ export function markerRuleOf(data: Record<string, string> | undefined): MarkerRu
   const ready = parseRange(data?.markersReady);
   if (markers) out.markers = markers;
   if (markers && ready) out.ready = ready;
+  if (data?.quotas !== undefined) out.quotas = storedQuotas(data.quotas, data);
   return out;
+}
+
+function storedQuotas(text: string, data: Record<string, string>): StoredQuotas {
+  const setBy = `stack ${data.stack ?? "?"} (${data.owner ?? "?"})`;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { rules: {}, text, setBy, problem: "it is not JSON" };
+  }
+  const problems = quotaProblems(value);
+  if (problems.length > 0)
+    return { rules: {}, text, setBy, problem: problems.map(([at, why]) => `${at}: ${why}`).join("; ") };
+  const rules = (value ?? {}) as PoolQuotas;
+  return { rules, text: canonicalQuotas(rules) ?? "{}", setBy };
 }
 
 /**
@@ -132,15 +164,20 @@ export function blockRefusal(block: string, r: MarkerRule, what: string): IpamEr
 }
 
 /**
- * Reads the pool's marker rule from its definition object, each call a read that starts after the
- * call (what the protocol needs after a write); calls that arrive while a read runs share the next one.
+ * Reads the pool's marker rule (and quotas) from its definition object, each call a read that starts
+ * after the call (what the protocols need after a write); calls that arrive while a read runs share
+ * the next one.
  */
-export type MarkerRuleReader = () => Promise<MarkerRule>;
+export interface MarkerRuleReader {
+  (): Promise<MarkerRule>;
+  /** What the latest read that ended found, without reading; undefined before the first. */
+  last(): MarkerRule | undefined;
+}
 
 /** The {@link MarkerRuleReader} of a pool in this process: one per server, namespace and pool. */
 export function markerRuleReader(clients: KubeClients, namespace: string, pool: string): MarkerRuleReader {
   const key = `${clients.server}\u0000${namespace}\u0000${pool}`;
-  return shared("marker-rule", key, () => {
+  return shared("pool-rule", key, () => {
     const name = poolObjectName(pool);
     const place = { server: clients.server, context: clients.context, namespace };
     const readOnce = async (): Promise<MarkerRule> => {
@@ -153,7 +190,9 @@ export function markerRuleReader(clients: KubeClients, namespace: string, pool: 
       }
       return markerRuleOf(cm.data);
     };
-    return nextRead(readOnce);
+    let latest: MarkerRule | undefined;
+    const read = nextRead(() => readOnce().then((r) => (latest = r)));
+    return Object.assign(() => read(), { last: () => latest });
   });
 }
 

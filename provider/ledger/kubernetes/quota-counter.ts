@@ -1,0 +1,353 @@
+import { createHash } from "node:crypto";
+import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
+import { IpamError } from "../../core/ipam-error";
+import { shared } from "../../core/process-registry";
+import { retryOnConflict } from "../../kube/conflict-retry";
+import { isAlreadyExists, isConflict, isNotFound } from "../../kube/kube-errors";
+import { entryCost, quotaExceeded, quotaGroupOf, type QuotaGroup } from "../quota-rules";
+import { addressOfClaimName, claimName, poolLabel, roleLabel, roles } from "./claim-names";
+import { isLive, type Claim, type ClaimStore } from "./claim-store";
+import { ledgerUnavailable } from "./ledger-unavailable";
+import type { StoredQuotas } from "./marker-range";
+
+// The quotas of a shared pool, counted exactly: one counter object per quota group (a ConfigMap
+// `<pool>.quota-<16 hex of sha256(group key)>`) lists the claim objects counted in it, by name, with
+// the uid of each object that registered. A registration is a read-modify-write carrying the
+// counter's resourceVersion, so of two writers in one group only one passes on what the other read;
+// the Lease and the views play no part. A group's usage is the summed size of the entries listed.
+// Listing more than is held is safe (it refuses early); listing less is not. Why no group exceeds
+// its limit, race by race:
+//
+// - Two stacks of one group registering at its limit: both read the counter; the first write wins,
+//   the second gets 409, reads again, finds the group full and is refused. In one process, the
+//   registrations waiting for a counter are one write (a deployment's parallel checks).
+// - An object counts only once it is live (a claim, or a hold not lapsed), and it becomes live only
+//   by a write after its registration: a new entry is created as a lapsed hold, registered, then
+//   written as what it is (entry-writes.ts). A crash between create and register leaves a lapsed
+//   hold, which counts nowhere and anyone may take over. A crash after registering leaves a listed
+//   lapsed hold: counted until it is pruned.
+// - Another stack's lapsed hold taken over is written as the taker's lapsed hold first (carrying the
+//   resourceVersion read), then registered, then made live: the same order. Writes that keep the
+//   object's stack (renewing a hold, claiming it, adopting within the stack) change no group: when
+//   the object is not listed (written before the quotas), it registers before the write.
+// - Release: the object is deleted, then its registration removed; a crash between leaves it listed
+//   until a registration needs the room (its object is gone: pruned).
+// - Pruning, only when a registration finds no room: the pool is listed once, after the counter was
+//   read (so every object registered in what was read is in that list unless deleted since, for
+//   good), and a registration is dropped when its object is gone (or another object has its name),
+//   belongs to another group (taken over by another stack: the taker registered where it counts),
+//   or is a hold lapsed for over a minute, which is deleted first (preconditioned on what was read,
+//   so its owner cannot renew it uncounted; a minute, so a new entry in flight keeps its room). The
+//   write of the pruned counter carries the resourceVersion read, so nothing registered meanwhile
+//   is lost.
+// - A quota lowered below usage: the listed entries stay (renewing or claiming a listed entry needs
+//   no room); every new one is refused until releases bring the group under its limit.
+// - The rule changed (quotas set on a pool with entries, a stack moved into a pattern): each counter
+//   records the rule it counts under, and the first registration under another rule lists the pool
+//   and adds every live object of the group (they stay, as when a quota is lowered). A write in
+//   flight as the rule changes is decided under the rule it read (a new object reads it after it
+//   exists, so that is one read a few milliseconds before its registration); the change binds the
+//   writes that read it.
+
+/** How long a lapsed hold keeps its registration when room is needed (a new entry's is in flight). */
+export const lapsedGraceMs = 60_000;
+
+/** The fields a claim object's quota group is decided by. */
+export type Holder = Pick<Claim, "stack" | "stackId" | "nodeId" | "malformed">;
+
+/** The group `c` counts in under `q`; none for a node address or a malformed object, or without a limit. */
+export function groupOf(q: StoredQuotas | undefined, c: Holder): QuotaGroup | undefined {
+  if (!q || c.nodeId !== undefined || c.malformed !== undefined) return undefined;
+  return quotaGroupOf(q.rules, c.stack, c.stackId);
+}
+
+/** The name of the counter object of `group` in pool `pool`. */
+export const counterName = (pool: string, group: QuotaGroup): string =>
+  `${pool}.quota-${createHash("sha256").update(group.key).digest("hex").slice(0, 16)}`;
+
+/** A counter as read: the rule it counts under and, by claim object name, the uids registered. */
+export interface Counter {
+  rule: string;
+  entries: Map<string, string[]>;
+  /** "" when it does not exist. */
+  resourceVersion: string;
+}
+
+/** A change to a counter: register the object `uid` at `name` for stack `who`, or drop it. */
+type Op =
+  | { kind: "admit"; name: string; uid: string; who: string; fresh: boolean }
+  | { kind: "drop"; name: string; uid: string };
+
+interface Queued {
+  op: Op;
+  group: QuotaGroup;
+  /** The rule an admission is decided under (drops go with any). */
+  terms?: StoredQuotas;
+  counters: QuotaCounters;
+  done: (refusal: IpamError | undefined) => void;
+  fail: (e: unknown) => void;
+}
+
+/** One counter object's waiting changes in this process, and the counter as last read or written. */
+interface CounterQueue {
+  pending: Queued[];
+  draining: boolean;
+  cache?: Counter;
+}
+
+/**
+ * The quota counters of one pool: registering an entry's claim object in its group when the group
+ * has room, and removing it once the object is gone (see the file's comment).
+ */
+export class QuotaCounters {
+  /**
+   * @param store - the pool's claim objects.
+   * @param what - the pool as messages name it.
+   * @param collect - deletes a lapsed hold (with what else it registered, but not in a counter),
+   *   preconditioned on its uid and resourceVersion; false when it changed since it was read.
+   * @param now - the clock that decides whether a hold has lapsed.
+   */
+  constructor(
+    readonly store: ClaimStore,
+    private readonly what: string,
+    private readonly collect: (lapsed: Claim) => Promise<boolean>,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /**
+   * Makes sure the claim object `at` of `entry`, written (or about to be written) with `holder`'s
+   * stack, is counted in that stack's group under `q`: nothing without a limit or when it is listed
+   * already, otherwise it is listed if the group has room. `fresh` (a new object, or one just taken
+   * from another stack): it must fit even when listed (a count of the pool may have found it).
+   * @throws IpamError QUOTA_EXCEEDED naming the rule, the group's usage and who set it;
+   *   INVALID_CONFIG when the stored quotas are no rule; LEDGER_UNAVAILABLE; CONFLICT.
+   */
+  async register(
+    q: StoredQuotas | undefined,
+    entry: string,
+    at: Pick<Claim, "uid">,
+    holder: Holder,
+    fresh: boolean,
+  ): Promise<void> {
+    if (q?.problem !== undefined) {
+      throw new IpamError(
+        "INVALID_CONFIG",
+        `the quotas stored with ${this.what} (ConfigMap "${this.store.pool}.pool", key quotas) are no quota ` +
+          `rule (${q.problem}): nothing new is counted until the pool's owner, ${q.setBy}, sets them again`,
+      );
+    }
+    const group = groupOf(q, holder);
+    if (!group) return;
+    const name = claimName(this.store.pool, entry);
+    const op: Op = { kind: "admit", name, uid: at.uid, who: holder.stack, fresh };
+    const refusal = await this.enqueue({ op, group, terms: q });
+    if (refusal) throw refusal;
+  }
+
+  /** Removes the registration of `c`, which was deleted, from its group under `q`. */
+  async release(q: StoredQuotas | undefined, c: Claim): Promise<void> {
+    const group = groupOf(q, c);
+    if (group)
+      await this.enqueue({ op: { kind: "drop", name: claimName(this.store.pool, c.ip), uid: c.uid }, group });
+  }
+
+  /** Reads a counter (empty and without resourceVersion when it does not exist). */
+  async read(name: string): Promise<Counter> {
+    let cm: k8s.V1ConfigMap;
+    try {
+      cm = await this.store.clients.core.readNamespacedConfigMap({ name, namespace: this.store.namespace });
+    } catch (err) {
+      if (isNotFound(err)) return { rule: "", entries: new Map(), resourceVersion: "" };
+      throw ledgerUnavailable(`reading quota counter "${name}"`, err, this.store.place);
+    }
+    const entries = new Map<string, string[]>();
+    for (const [key, value] of Object.entries(cm.data ?? {})) {
+      if (key.startsWith(`${this.store.pool}.`)) entries.set(key, value.split(" ").filter(Boolean));
+    }
+    return { rule: cm.data?.rule ?? "", entries, resourceVersion: cm.metadata?.resourceVersion ?? "" };
+  }
+
+  private enqueue(item: Omit<Queued, "counters" | "done" | "fail">): Promise<IpamError | undefined> {
+    const name = counterName(this.store.pool, item.group);
+    const key = `${this.store.clients.server}\u0000${this.store.namespace}\u0000${name}`;
+    const q = shared<CounterQueue>("quota-counter", key, () => ({ pending: [], draining: false }));
+    return new Promise((done, fail) => {
+      q.pending.push({ ...item, counters: this, done, fail });
+      if (q.draining) return;
+      q.draining = true;
+      void (async () => {
+        // Checked and cleared in one step, so a change queued meanwhile is never left behind.
+        while (q.pending.length > 0) {
+          // Admissions under one rule at a time (a rule changed meanwhile: the later ones next).
+          const terms = q.pending.find((i) => i.terms)?.terms;
+          const batch = q.pending.filter((i) => !i.terms || i.terms.text === terms?.text);
+          q.pending = q.pending.filter((i) => !batch.includes(i));
+          const group = batch.find((i) => i.terms)?.group ?? batch[0]!.group;
+          try {
+            const refusals = await batch[0]!.counters.apply(q, name, group, terms, batch);
+            batch.forEach((b, i) => b.done(refusals[i]));
+          } catch (e) {
+            batch.forEach((b) => b.fail(e));
+          }
+        }
+        q.draining = false;
+      })();
+    });
+  }
+
+  /** One read-modify-write of counter `name` carrying every change of `batch`; the refusal of each. */
+  private apply(
+    q: CounterQueue,
+    name: string,
+    group: QuotaGroup,
+    terms: StoredQuotas | undefined,
+    batch: Queued[],
+  ): Promise<(IpamError | undefined)[]> {
+    // A drop must see what is there: no answer from the cache, where it may not be yet.
+    const fresh = batch.some((b) => b.op.kind === "drop");
+    return retryOnConflict(`counting the entries of ${group.rule} in ${this.what}`, async (n) => {
+      // The cache saves a read while this process is the counter's only writer; when it is stale,
+      // the write fails and the counter is read at once (no backoff: no one else lost to this one).
+      for (let cached = n === 1 && !fresh && q.cache !== undefined; ; cached = false) {
+        const read = cached ? q.cache! : await this.read(name);
+        q.cache = read;
+        try {
+          return await this.change(q, name, group, terms, batch, read);
+        } catch (e) {
+          if (!cached || !isConflict(e)) throw e;
+        }
+      }
+    });
+  }
+
+  private async change(
+    q: CounterQueue,
+    name: string,
+    group: QuotaGroup,
+    terms: StoredQuotas | undefined,
+    batch: Queued[],
+    read: Counter,
+  ): Promise<(IpamError | undefined)[]> {
+    let pool: Promise<Map<string, Claim>> | undefined;
+    const listed = () => (pool ??= this.listed());
+    let { entries, rule } = read;
+    if (terms && (read.resourceVersion === "" || rule !== terms.text)) {
+      // Counted under another rule, or not yet: every live object the group has now is listed (a
+      // lapsed hold, perhaps a new entry in flight, registers itself when it is written live).
+      const at = this.now();
+      entries = new Map([...entries].map(([k, v]) => [k, [...v]]));
+      for (const [object, c] of await listed()) {
+        const uids = entries.get(object) ?? [];
+        if (isLive(c, at) && groupOf(terms, c)?.key === group.key && !uids.includes(c.uid))
+          entries.set(object, [...uids, c.uid]);
+      }
+      rule = terms.text;
+    }
+    let next = this.decide(entries, batch, group);
+    if (next.refusals.some(Boolean))
+      next = this.decide(await this.prune(entries, group, terms!, await listed()), batch, group);
+    if (rule !== read.rule || !same(next.entries, read.entries))
+      q.cache = await this.write(name, group, rule, next.entries, read.resourceVersion);
+    return next.refusals;
+  }
+
+  /** `entries` with the changes of `batch` in order: an admission without room is refused. */
+  private decide(entries: Map<string, string[]>, batch: Queued[], group: QuotaGroup) {
+    const next = new Map([...entries].map(([k, v]) => [k, [...v]]));
+    let used = [...next.keys()].reduce((sum, name) => sum + this.cost(name), 0n);
+    const refusals = batch.map(({ op, terms }): IpamError | undefined => {
+      const uids = next.get(op.name) ?? [];
+      const others = uids.filter((u) => u !== op.uid);
+      if (op.kind === "drop") {
+        if (others.length > 0) next.set(op.name, others);
+        else if (next.delete(op.name)) used -= this.cost(op.name);
+        return undefined;
+      }
+      if (!op.fresh && uids.includes(op.uid)) return undefined;
+      // Listed already (a count of the pool found it, or an earlier object of that name): it must fit.
+      const cost = this.cost(op.name);
+      const after = uids.length > 0 ? used : used + cost;
+      if (after > BigInt(group.limit))
+        return quotaExceeded(this.what, op.who, group, after - cost, cost, terms!.setBy);
+      next.set(op.name, [...others, op.uid]);
+      used = after;
+      return undefined;
+    });
+    return { entries: next, refusals };
+  }
+
+  /** `entries` without the registrations that no longer count (see the file's comment). */
+  private async prune(
+    entries: Map<string, string[]>,
+    group: QuotaGroup,
+    terms: StoredQuotas,
+    listed: Map<string, Claim>,
+  ): Promise<Map<string, string[]>> {
+    const at = this.now();
+    const kept = new Map<string, string[]>();
+    const lapsed: Promise<[string, boolean]>[] = [];
+    for (const [name, uids] of entries) {
+      const c = listed.get(name);
+      if (!c || !uids.includes(c.uid) || groupOf(terms, c)?.key !== group.key) continue;
+      kept.set(name, [c.uid]);
+      if (c.state === "hold" && c.expires + lapsedGraceMs <= at)
+        lapsed.push(
+          this.collect(c).then(
+            (gone) => [name, gone],
+            () => [name, false],
+          ),
+        );
+    }
+    for (const [name, gone] of await Promise.all(lapsed)) if (gone) kept.delete(name);
+    return kept;
+  }
+
+  /** The pool's claim objects by name, listed now. */
+  private async listed(): Promise<Map<string, Claim>> {
+    const claims = await this.store.list();
+    return new Map(claims.map((c) => [claimName(this.store.pool, c.ip), c]));
+  }
+
+  private cost(name: string): bigint {
+    const entry = addressOfClaimName(this.store.pool, name);
+    return entry === undefined ? 1n : entryCost(entry);
+  }
+
+  private async write(
+    name: string,
+    group: QuotaGroup,
+    rule: string,
+    entries: Map<string, string[]>,
+    resourceVersion: string,
+  ): Promise<Counter> {
+    const body: k8s.V1ConfigMap = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: {
+        name,
+        namespace: this.store.namespace,
+        labels: { [poolLabel]: this.store.pool, [roleLabel]: roles.quota },
+        ...(resourceVersion ? { resourceVersion } : {}),
+      },
+      data: { group: group.key, rule, ...Object.fromEntries([...entries].map(([k, v]) => [k, v.join(" ")])) },
+    };
+    const { core } = this.store.clients;
+    const namespace = this.store.namespace;
+    try {
+      const written = resourceVersion
+        ? await core.replaceNamespacedConfigMap({ name, namespace, body })
+        : await core.createNamespacedConfigMap({ namespace, body });
+      return { rule, entries, resourceVersion: written.metadata?.resourceVersion ?? "" };
+    } catch (err) {
+      if (isConflict(err) || isAlreadyExists(err) || isNotFound(err))
+        throw Object.assign(new Error(`quota counter "${name}" changed since it was read`), { code: 409 });
+      throw ledgerUnavailable(`writing quota counter "${name}"`, err, this.store.place);
+    }
+  }
+}
+
+function same(a: Map<string, string[]>, b: Map<string, string[]>): boolean {
+  if (a.size !== b.size) return false;
+  for (const [k, v] of a) if (b.get(k)?.join(" ") !== v.join(" ")) return false;
+  return true;
+}
