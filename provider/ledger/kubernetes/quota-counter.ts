@@ -120,7 +120,8 @@ export class QuotaCounters {
    * already, otherwise it is listed if the group has room. `fresh` (a new object, or one just taken
    * from another stack): it must fit even when listed (a count of the pool may have found it).
    * @throws IpamError QUOTA_EXCEEDED naming the rule, the group's usage and who set it;
-   *   INVALID_CONFIG when the stored quotas are no rule; LEDGER_UNAVAILABLE; CONFLICT.
+   *   INVALID_CONFIG for a fresh object when the stored quotas are no rule (what is held already
+   *   is renewed and claimed uncounted); LEDGER_UNAVAILABLE; CONFLICT.
    */
   async register(
     q: StoredQuotas | undefined,
@@ -129,11 +130,11 @@ export class QuotaCounters {
     holder: Holder,
     fresh: boolean,
   ): Promise<void> {
-    if (q?.problem !== undefined) {
+    if (q?.problem !== undefined && fresh) {
       throw new IpamError(
         "INVALID_CONFIG",
         `the quotas stored with ${this.what} (ConfigMap "${this.store.pool}.pool", key quotas) are no quota ` +
-          `rule (${q.problem}): nothing new is counted until the pool's owner, ${q.setBy}, sets them again`,
+          `rule (${q.problem}): no new entry is held until the pool's owner, ${q.setBy}, sets them again`,
       );
     }
     const group = groupOf(q, holder);

@@ -15,6 +15,7 @@ import {
 import { entryWrites } from "../../../provider/ledger/kubernetes/entry-writes";
 import { PoolDefinitions } from "../../../provider/ledger/kubernetes/pool-definition";
 import { counterName, lapsedGraceMs } from "../../../provider/ledger/kubernetes/quota-counter";
+import { markerRuleOf } from "../../../provider/ledger/kubernetes/marker-range";
 import { canonicalQuotas, quotaGroupOf, type PoolQuotas } from "../../../provider/ledger/quota-rules";
 import { FakeConfigMaps } from "./fake-configmaps";
 
@@ -42,13 +43,13 @@ async function pool(quotas?: PoolQuotas, prefixLengths?: object) {
     await defs.agree({ definition, ...setBy });
   }
   /** Stores `q` in the definition object, as the pool's owner does. */
-  const setQuotas = async (q: PoolQuotas) => {
+  const setQuotas = async (q: PoolQuotas | string) => {
     const core = store.clients.core;
     const cm = await core
       .readNamespacedConfigMap({ name: `${name}.pool`, namespace: "ipam" })
       .catch(() => undefined);
     const { quotas: _old, ...rest } = cm?.data ?? {};
-    const text = canonicalQuotas(q);
+    const text = typeof q === "string" ? q : canonicalQuotas(q);
     const data = { definition: "{}", ...rest, ...setBy, ...(text ? { quotas: text } : {}) };
     const body: k8s.V1ConfigMap = {
       metadata: {
@@ -96,6 +97,46 @@ const refusal = (p: Promise<unknown>) =>
     () => undefined,
     (e: unknown) => e as { code?: string | number; message: string },
   );
+
+describe("the quotas a definition object stores", () => {
+  const who = { stack: "o/net/prod", owner: "urn:pool" };
+  it.each([
+    [
+      { ...who, quotas: '{"stacks":{"b/*":2,"a/*":1},"default":4}' },
+      { default: 4, stacks: { "b/*": 2, "a/*": 1 } },
+      '{"default":4,"stacks":{"a/*":1,"b/*":2}}',
+      undefined,
+    ],
+    [{ ...who, quotas: "{}" }, {}, "{}", undefined],
+    [
+      { ...who, quotas: '{"default":-1}' },
+      {},
+      '{"default":-1}',
+      /quotas.default: -1 is not a number of addresses/,
+    ],
+    [{ ...who, quotas: "{default: 2}" }, {}, "{default: 2}", /not JSON/],
+  ])("%j: %j", (data, rules, text, problem) => {
+    const q = markerRuleOf(data).quotas!;
+    expect([q.rules, q.text, q.setBy]).toEqual([rules, text, "stack o/net/prod (urn:pool)"]);
+    if (problem) expect(q.problem).toMatch(problem);
+    else expect(q.problem).toBeUndefined();
+  });
+
+  it("none stored: none read", () =>
+    expect(markerRuleOf({ ...who, definition: "{}" }).quotas).toBeUndefined());
+
+  it("a value that is no rule refuses new entries naming it; what is held is renewed and claimed", async () => {
+    const { writes, setQuotas } = await pool({ default: 2 });
+    const held = await put(writes, "10.0.0.1", hold("a"));
+    await setQuotas('{"default":"two"}');
+    const refused = await refusal(put(writes, "10.0.0.2", hold("a")));
+    expect(refused).toMatchObject({ code: "INVALID_CONFIG" });
+    expect(refused?.message).toMatch(
+      /quotas stored with pool .* are no quota rule \(quotas.default: "two" is not a number/,
+    );
+    await put(writes, "10.0.0.1", claim("a"), held);
+  });
+});
 
 describe("a group at its limit", () => {
   it.each([
@@ -295,7 +336,7 @@ describe("crashes, lapsed holds and garbage", () => {
   });
 });
 
-describe("pools without quotas for the stack", () => {
+describe("writes per entry", () => {
   it.each([
     ["no definition", undefined],
     ["no quotas", {}],
@@ -318,5 +359,31 @@ describe("pools without quotas for the stack", () => {
     expect(diff(afterCreate, afterClaim)).toEqual({ create: 0, update: 2, delete: 0 });
     expect(diff(afterClaim, end)).toEqual({ create: 0, update: 0, delete: 1 });
     expect(fake.named("quota")).toEqual([]);
+  });
+
+  it("with a quota: a new entry is created lapsed, counted, then written live; renewing and claiming it write it once", async () => {
+    const { fake, writes } = await pool({ default: 4 });
+    await put(writes, "10.0.0.9", hold("a")); // the counter exists, and this process knows the rule
+    const calls = () => ({ ...fake.calls });
+    const diff = (a: Record<string, number>, b: Record<string, number>) =>
+      Object.fromEntries(["create", "update", "delete"].map((v) => [v, (b[v] ?? 0) - (a[v] ?? 0)]));
+    const steps: Record<string, number>[] = [];
+    let before = calls();
+    const step = () => {
+      const now = calls();
+      steps.push(diff(before, now));
+      before = now;
+    };
+    const h = await put(writes, "10.0.0.1", hold("a"));
+    step();
+    const c = await put(writes, "10.0.0.1", claim("a"), await put(writes, "10.0.0.1", hold("a"), h));
+    step();
+    await writes.remove(c);
+    step();
+    expect(steps).toEqual([
+      { create: 1, update: 2, delete: 0 }, // the object, the counter, the object live
+      { create: 0, update: 2, delete: 0 }, // renewed, claimed: the counter lists it already
+      { create: 0, update: 1, delete: 1 }, // the object, then the counter
+    ]);
   });
 });
