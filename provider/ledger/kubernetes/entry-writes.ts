@@ -20,10 +20,10 @@ import { groupOf, QuotaCounters } from "./quota-counter";
 //   it registered) and becomes a claim last.
 //
 // In a pool with quotas, an entry of a stack a quota applies to is counted in its group
-// (quota-counter.ts) the same way: a new object is created as a lapsed hold (it counts nowhere),
-// registered, then written as what it is; so is another stack's lapsed hold taken over. A write that
-// keeps the object's stack registers before it (nothing to do when the object is listed already).
-// Without quotas, the writes are the same as without this paragraph.
+// (quota-counter.ts) in the same order: a new object is created as a lapsed hold (it counts
+// nowhere), registered, then written as what it is; an object that exists registers before it is
+// written (nothing to do when it is listed already and keeps its stack). Without quotas, the writes
+// are the same as without this paragraph.
 
 /** Entry writes of one pool (see the file's comment). */
 export interface EntryWrites {
@@ -88,26 +88,17 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
   const uncounted = (r: MarkerRule, fields: ClaimFields): ClaimFields | undefined =>
     groupOf(r.quotas, fields) ? { ...fields, state: "hold", expires: Date.now() } : undefined;
 
-  /**
-   * Registers an object just written as `first`, then writes `fields` over it when they differ.
-   * `created`: the object is new (its length is checked, and it registers in every marker).
-   */
-  const settle = async (
-    entry: string,
-    at: Claim,
-    first: ClaimFields,
-    fields: ClaimFields,
-    created: boolean,
-  ) => {
+  /** Registers a new object, then writes `fields` over it when it was written as `first`. */
+  const settle = async (entry: string, created: Claim, first: ClaimFields, fields: ClaimFields) => {
     // Read after the object exists: a rule stored later finds the object when it lists the pool.
     const r = await rule();
     try {
-      if (created) refuseBlock(entry, r);
-      await quotas.register(r.quotas, entry, at, fields, true);
-      if (created && r.markers) await markers.register(entry, at.uid, r.markers, true);
-      return first === fields ? at : await store.replace(at, fields);
+      refuseBlock(entry, r);
+      await quotas.register(r.quotas, entry, created, fields, "new");
+      if (r.markers) await markers.register(entry, created.uid, r.markers, true);
+      return first === fields ? created : await store.replace(created, fields);
     } catch (e) {
-      await remove(at).catch(() => undefined);
+      await remove(created).catch(() => undefined);
       throw e;
     }
   };
@@ -132,23 +123,19 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
         // No rule check: the object exists, so its length was allowed once, and the marker lengths
         // never shrink; a block held when the rule was tightened stays held (renewed, claimed).
         const r = await rule();
-        const sameStack =
+        const kept =
           existing.stack === fields.stack &&
           existing.stackId === fields.stackId &&
           existing.nodeId === fields.nodeId &&
           existing.malformed === undefined;
-        // Another stack's lapsed hold becomes the taker's lapsed hold first, when it is to be counted.
-        const first = (!sameStack && uncounted(r, fields)) || fields;
-        if (sameStack) await quotas.register(r.quotas, entry, existing, fields, false);
+        await quotas.register(r.quotas, entry, existing, fields, kept ? "kept" : "moved");
         const wrote = r.markers ? await markers.register(entry, existing.uid, r.markers, false) : [];
-        let written: Claim;
         try {
-          written = await store.replace(existing, first);
+          return await store.replace(existing, fields);
         } catch (e) {
           await markers.unregister(entry, wrote).catch(() => undefined);
           throw e;
         }
-        return first === fields ? written : settle(entry, written, first, fields, false);
       }
       // The rule as last read decides how a hold is created (none read yet: as without quotas, which
       // the ledger avoids by reading it with the pool); the read after it exists decides what counts.
@@ -160,14 +147,14 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
       const first =
         uncounted(r, fields) ?? (pending && fields.state === "claim" && r.markers ? pending : fields);
       const created = await store.create(entry, first);
-      if (created) return settle(entry, created, first, fields, true);
+      if (created) return settle(entry, created, first, fields);
       if (!isBlock(entry)) return undefined;
       // A marker at the block's name: the block may be written over it once all it lists are gone.
       const at = await markers.store.read(entry);
       if (at?.kind !== "marker") return undefined;
       await markers.clearInside(entry, at.marker, (await rule()).markers);
       const converted = await store.replace({ ip: entry, resourceVersion: at.marker.resourceVersion }, first);
-      return settle(entry, converted, first, fields, true);
+      return settle(entry, converted, first, fields);
     },
   };
 }

@@ -12,11 +12,12 @@ import type { StoredQuotas } from "./marker-range";
 
 // The quotas of a shared pool, counted exactly: one counter object per quota group (a ConfigMap
 // `<pool>.quota-<16 hex of sha256(group key)>`) lists the claim objects counted in it, by name, with
-// the uid of each object that registered. A registration is a read-modify-write carrying the
-// counter's resourceVersion, so of two writers in one group only one passes on what the other read;
-// the Lease and the views play no part. A group's usage is the summed size of the entries listed.
-// Listing more than is held is safe (it refuses early); listing less is not. Why no group exceeds
-// its limit, race by race:
+// the uid of each object that registered (`<uid>@<resourceVersion>` for one registered before a
+// write that moves it into the group). A registration is a read-modify-write carrying the counter's
+// resourceVersion, so of two writers in one group only one passes on what the other read; the Lease
+// and the views play no part. A group's usage is the summed size of the entries listed. Listing
+// more than is held is safe (it refuses early); listing less is not. Why no group exceeds its
+// limit, race by race:
 //
 // - Two stacks of one group registering at its limit: both read the counter; the first write wins,
 //   the second gets 409, reads again, finds the group full and is refused. In one process, the
@@ -26,17 +27,21 @@ import type { StoredQuotas } from "./marker-range";
 //   written as what it is (entry-writes.ts). A crash between create and register leaves a lapsed
 //   hold, which counts nowhere and anyone may take over. A crash after registering leaves a listed
 //   lapsed hold: counted until it is pruned.
-// - Another stack's lapsed hold taken over is written as the taker's lapsed hold first (carrying the
-//   resourceVersion read), then registered, then made live: the same order. Writes that keep the
-//   object's stack (renewing a hold, claiming it, adopting within the stack) change no group: when
-//   the object is not listed (written before the quotas), it registers before the write.
+// - An object written for another stack (a lapsed hold taken over; a claim of the stack rewritten
+//   with its identity or adopted under another name) registers in its new group before the write,
+//   naming the resourceVersion the write carries: while the object still has that version the write
+//   may land, so the registration stays; once it has another, the write landed (the object is in
+//   the group) or never will (pruned). Nothing is taken back on failure: another writer of the same
+//   object and version may count on the same registration. Writes that keep the object's stack
+//   (renewing a hold, claiming it) change no group: an object not listed (written before the quotas)
+//   registers before the write, and needs room.
 // - Release: the object is deleted, then its registration removed; a crash between leaves it listed
 //   until a registration needs the room (its object is gone: pruned).
 // - Pruning, only when a registration finds no room: the pool is listed once, after the counter was
 //   read (so every object registered in what was read is in that list unless deleted since, for
 //   good), and a registration is dropped when its object is gone (or another object has its name),
-//   belongs to another group (taken over by another stack: the taker registered where it counts),
-//   or is a hold lapsed for over a minute, which is deleted first (preconditioned on what was read,
+//   belongs to another group (and is past the version it named, if it named one: a taker registered
+//   where it counts), or is a hold lapsed for over a minute, which is deleted first (preconditioned on what was read,
 //   so its owner cannot renew it uncounted; a minute, so a new entry in flight keeps its room). The
 //   write of the pruned counter carries the resourceVersion read, so nothing registered meanwhile
 //   is lost.
@@ -65,7 +70,7 @@ export function groupOf(q: StoredQuotas | undefined, c: Holder): QuotaGroup | un
 export const counterName = (pool: string, group: QuotaGroup): string =>
   `${pool}.quota-${createHash("sha256").update(group.key).digest("hex").slice(0, 16)}`;
 
-/** A counter as read: the rule it counts under and, by claim object name, the uids registered. */
+/** A counter as read: the rule it counts under and, by claim object name, the registrations. */
 export interface Counter {
   rule: string;
   entries: Map<string, string[]>;
@@ -75,8 +80,14 @@ export interface Counter {
 
 /** A change to a counter: register the object `uid` at `name` for stack `who`, or drop it. */
 type Op =
-  | { kind: "admit"; name: string; uid: string; who: string; fresh: boolean }
+  | { kind: "admit"; name: string; uid: string; token: string; who: string; fresh: boolean }
   | { kind: "drop"; name: string; uid: string };
+
+/**
+ * How a registration's object is written: `new` (created as a lapsed hold, then written live), `kept`
+ * (an existing object written for the same stack), `moved` (an existing object written for another).
+ */
+export type Registration = "new" | "kept" | "moved";
 
 interface Queued {
   op: Op;
@@ -117,8 +128,8 @@ export class QuotaCounters {
   /**
    * Makes sure the claim object `at` of `entry`, written (or about to be written) with `holder`'s
    * stack, is counted in that stack's group under `q`: nothing without a limit or when it is listed
-   * already, otherwise it is listed if the group has room. `fresh` (a new object, or one just taken
-   * from another stack): it must fit even when listed (a count of the pool may have found it).
+   * already and `kept`, otherwise it is listed if the group has room (a `new` or `moved` object must
+   * fit even when listed: a count of the pool may have found it, or its earlier holder).
    * @throws IpamError QUOTA_EXCEEDED naming the rule, the group's usage and who set it;
    *   INVALID_CONFIG for a fresh object when the stored quotas are no rule (what is held already
    *   is renewed and claimed uncounted); LEDGER_UNAVAILABLE; CONFLICT.
@@ -126,10 +137,11 @@ export class QuotaCounters {
   async register(
     q: StoredQuotas | undefined,
     entry: string,
-    at: Pick<Claim, "uid">,
+    at: Pick<Claim, "uid" | "resourceVersion">,
     holder: Holder,
-    fresh: boolean,
+    how: Registration,
   ): Promise<void> {
+    const fresh = how !== "kept";
     if (q?.problem !== undefined && fresh) {
       throw new IpamError(
         "INVALID_CONFIG",
@@ -140,7 +152,8 @@ export class QuotaCounters {
     const group = groupOf(q, holder);
     if (!group) return;
     const name = claimName(this.store.pool, entry);
-    const op: Op = { kind: "admit", name, uid: at.uid, who: holder.stack, fresh };
+    const token = how === "moved" ? `${at.uid}@${at.resourceVersion}` : at.uid;
+    const op: Op = { kind: "admit", name, uid: at.uid, token, who: holder.stack, fresh };
     const refusal = await this.enqueue({ op, group, terms: q });
     if (refusal) throw refusal;
   }
@@ -238,9 +251,9 @@ export class QuotaCounters {
       const at = this.now();
       entries = new Map([...entries].map(([k, v]) => [k, [...v]]));
       for (const [object, c] of await listed()) {
-        const uids = entries.get(object) ?? [];
-        if (isLive(c, at) && groupOf(terms, c)?.key === group.key && !uids.includes(c.uid))
-          entries.set(object, [...uids, c.uid]);
+        const tokens = entries.get(object) ?? [];
+        if (isLive(c, at) && groupOf(terms, c)?.key === group.key && !tokens.includes(c.uid))
+          entries.set(object, [...tokens, c.uid]);
       }
       rule = terms.text;
     }
@@ -257,20 +270,20 @@ export class QuotaCounters {
     const next = new Map([...entries].map(([k, v]) => [k, [...v]]));
     let used = [...next.keys()].reduce((sum, name) => sum + this.cost(name), 0n);
     const refusals = batch.map(({ op, terms }): IpamError | undefined => {
-      const uids = next.get(op.name) ?? [];
-      const others = uids.filter((u) => u !== op.uid);
+      const tokens = next.get(op.name) ?? [];
       if (op.kind === "drop") {
+        const others = tokens.filter((t) => uidOf(t) !== op.uid);
         if (others.length > 0) next.set(op.name, others);
         else if (next.delete(op.name)) used -= this.cost(op.name);
         return undefined;
       }
-      if (!op.fresh && uids.includes(op.uid)) return undefined;
-      // Listed already (a count of the pool found it, or an earlier object of that name): it must fit.
+      if (!op.fresh && tokens.some((t) => uidOf(t) === op.uid)) return undefined;
+      // Listed already (found by a count of the pool, or another registration of the name): it must fit.
       const cost = this.cost(op.name);
-      const after = uids.length > 0 ? used : used + cost;
+      const after = tokens.length > 0 ? used : used + cost;
       if (after > BigInt(group.limit))
         return quotaExceeded(this.what, op.who, group, after - cost, cost, terms!.setBy);
-      next.set(op.name, [...others, op.uid]);
+      if (!tokens.includes(op.token)) next.set(op.name, [...tokens, op.token]);
       used = after;
       return undefined;
     });
@@ -287,10 +300,14 @@ export class QuotaCounters {
     const at = this.now();
     const kept = new Map<string, string[]>();
     const lapsed: Promise<[string, boolean]>[] = [];
-    for (const [name, uids] of entries) {
+    for (const [name, tokens] of entries) {
       const c = listed.get(name);
-      if (!c || !uids.includes(c.uid) || groupOf(terms, c)?.key !== group.key) continue;
-      kept.set(name, [c.uid]);
+      const inGroup = c !== undefined && groupOf(terms, c)?.key === group.key;
+      // A registration naming the version its write carries stays while the object has it.
+      const counts = (t: string) => uidOf(t) === c?.uid && (inGroup || t === `${c.uid}@${c.resourceVersion}`);
+      const own = tokens.filter(counts);
+      if (!c || own.length === 0) continue;
+      kept.set(name, own);
       if (c.state === "hold" && c.expires + lapsedGraceMs <= at)
         lapsed.push(
           this.collect(c).then(
@@ -346,6 +363,9 @@ export class QuotaCounters {
     }
   }
 }
+
+/** The uid of the object a registration names. */
+const uidOf = (token: string): string => token.split("@")[0]!;
 
 function same(a: Map<string, string[]>, b: Map<string, string[]>): boolean {
   if (a.size !== b.size) return false;

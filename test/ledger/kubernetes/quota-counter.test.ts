@@ -323,6 +323,19 @@ describe("crashes, lapsed holds and garbage", () => {
     expect(await store.read("10.0.0.1")).toBeUndefined();
   });
 
+  it("a takeover registers before its write, and a prune meanwhile keeps that registration while the write may land", async () => {
+    const { fake, name, writes, live } = await pool({ default: 1 });
+    const old = await put(writes, "10.0.0.1", hold("a", Date.now() - 1)); // lapsed just now
+    const gate = fake.gate("update", `${name}.10.0.0.1`);
+    const takeover = put(writes, "10.0.0.1", { ...hold("b"), takenFrom: "id-a urn:a" }, old);
+    await gate.reached; // registered in b's group; its write waits
+    // b's next entry finds no room; the prune sees 10.0.0.1 still a's, at the version the takeover names.
+    expect((await refusal(put(writes, "10.0.0.2", hold("b"))))?.code).toBe("QUOTA_EXCEEDED");
+    gate.open();
+    await takeover;
+    expect((await live()).map((c) => [c.ip, c.stack])).toEqual([["10.0.0.1", "o/p/b"]]);
+  });
+
   it("another stack's lapsed hold taken over counts in the taker's group, and leaves the holder's when room is needed", async () => {
     const q = { default: 1 };
     const { writes, listed, name } = await pool(q);
