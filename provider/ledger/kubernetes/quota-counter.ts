@@ -26,7 +26,9 @@ import type { StoredQuotas } from "./marker-range";
 //   by a write after its registration: a new entry is created as a lapsed hold, registered, then
 //   written as what it is (entry-writes.ts). A crash between create and register leaves a lapsed
 //   hold, which counts nowhere and anyone may take over. A crash after registering leaves a listed
-//   lapsed hold: counted until it is pruned.
+//   lapsed hold: counted until it is pruned. (A process that has not read the rule yet creates the
+//   entry live, then registers it, and deletes it if there is no room: the ledger reads the rule
+//   with its first look at the pool, so that does not happen there.)
 // - An object written for another stack (a lapsed hold taken over; a claim of the stack rewritten
 //   with its identity or adopted under another name) registers in its new group before the write,
 //   naming the resourceVersion the write carries: while the object still has that version the write
@@ -40,11 +42,11 @@ import type { StoredQuotas } from "./marker-range";
 // - Pruning, only when a registration finds no room: the pool is listed once, after the counter was
 //   read (so every object registered in what was read is in that list unless deleted since, for
 //   good), and a registration is dropped when its object is gone (or another object has its name),
-//   belongs to another group (and is past the version it named, if it named one: a taker registered
-//   where it counts), or is a hold lapsed for over a minute, which is deleted first (preconditioned on what was read,
-//   so its owner cannot renew it uncounted; a minute, so a new entry in flight keeps its room). The
-//   write of the pruned counter carries the resourceVersion read, so nothing registered meanwhile
-//   is lost.
+//   belongs to another group (and no longer has the version the registration named, if it named
+//   one), or is a hold lapsed for over a minute, which is deleted first (preconditioned on what was
+//   read, so its owner cannot renew it uncounted; a minute, so a new entry in flight keeps its
+//   room). The write of the pruned counter carries the resourceVersion read, so nothing registered
+//   meanwhile is lost.
 // - A quota lowered below usage: the listed entries stay (renewing or claiming a listed entry needs
 //   no room); every new one is refused until releases bring the group under its limit.
 // - The rule changed (quotas set on a pool with entries, a stack moved into a pattern): each counter
