@@ -19,23 +19,24 @@ const ledger = {
   ...(context ? { context } : {}),
 };
 
-const pool =
-  subnets.length > 0
-    ? new IpPool("shared", {
-        ranges: subnets.map((subnet) => ({ subnet })),
-        ledger,
-        quotas: config.requireObject<PoolQuotas>("quotas"),
-      })
-    : // A tenant restates nothing: the definition and quotas are read from the ledger at each preview.
-      IpPool.shared("shared", { ledger });
+const owns = subnets.length > 0;
+const pool = owns
+  ? new IpPool("shared", {
+      ranges: subnets.map((subnet) => ({ subnet })),
+      ledger,
+      quotas: config.requireObject<PoolQuotas>("quotas"),
+    })
+  : // A tenant restates nothing: the definition and quotas are read from the ledger at each preview.
+    IpPool.shared("shared", { ledger });
 
 const allocations = services.map((service) => new IpAllocation(service, { pool }));
-export const addresses = Object.fromEntries(services.map((s, i) => [s, allocations[i]!.ip]));
 
-// Known at preview. Every stack sees who owns the pool and its size; a tenant also sees the free
-// addresses, what its stack holds and its quota (the owner's pool counts `free` at `pulumi refresh`).
-export const ownedBy = pool.ownedBy;
-export const size = pool.size;
-export const free = pool.free;
-export const used = pool.used;
-export const quota = pool.quota;
+// Known at preview: who owns the pool and its size, and for a tenant the free addresses, what its
+// stack holds and its quota (an owner's pool counts only `free`, at `pulumi refresh`).
+const share = owns ? {} : { free: pool.free, used: pool.used, quota: pool.quota };
+export = {
+  addresses: Object.fromEntries(services.map((s, i) => [s, allocations[i]!.ip])),
+  ownedBy: pool.ownedBy,
+  size: pool.size,
+  ...share,
+};
