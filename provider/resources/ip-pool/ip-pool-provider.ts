@@ -2,7 +2,7 @@ import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/
 import { AddressSet, freeCount, IpamError, prefixContains } from "../../allocator";
 import { PoolDefinitions, type Standing } from "../../ledger/kubernetes/pool-definition";
 import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../../ledger/quota-rules";
-import { readSharedPool, referenceFigures } from "../pool/shared-pool-ref";
+import { poolUsage, readSharedPool, referenceFigures, type SharedPool } from "../pool/shared-pool-ref";
 import { poolDefinition } from "../pool/canonical-definition";
 import { assertSameCluster, ledgerFor, ledgerKey, pinCluster, resolveLedger } from "../pool/ledger-option";
 import {
@@ -269,8 +269,12 @@ async function writeDefinition(props: Props, pool: ResolvedPool): Promise<Standi
   return agreeDefinition(props, pool);
 }
 
-/** The outputs a reference reads from its ledger, as diff compares them. */
-const referenceKeys = ["definition", "free", "used", "quota", "size"] as const;
+/**
+ * The outputs of a reference that diff compares: what the owner decides. What the stacks use of the
+ * pool (free, used, quota) is recorded at each create and update and read again by refresh, but is
+ * no change of its own: another stack's allocation changes it.
+ */
+const referenceKeys = ["definition", "size", "rangeSets"] as const;
 
 /** The check of a tenant's reference ({@link IpPool.shared}): the stored pool and its figures, at preview. */
 async function checkReference(olds: Props, news: Props): Promise<{ inputs: Props; failures: Failure[] }> {
@@ -286,11 +290,16 @@ async function checkReference(olds: Props, news: Props): Promise<{ inputs: Props
   const { shared, failures: readFailures } = await readSharedPool(news.ledger, "ledger");
   if (!shared) return { inputs: news, failures: readFailures };
   try {
-    const me = { stack: String(news.stack), stackId: String(news.stackId) };
-    return { inputs: { ...news, ...(await referenceFigures(news.ledger, shared, me)) }, failures: [] };
+    return { inputs: { ...news, ...(await referenceState(news, shared)) }, failures: [] };
   } catch (e) {
     return { inputs: news, failures: [failureOf("ledger", e, "LEDGER_UNAVAILABLE")] };
   }
+}
+
+/** What a reference records: the pool as its owner decided it, and the stacks' usage as of now. */
+async function referenceState(props: Props, shared: SharedPool) {
+  const me = { stack: String(props.stack), stackId: String(props.stackId) };
+  return { ...referenceFigures(shared), ...(await poolUsage(props.ledger, shared, me)) };
 }
 
 /** A reference's refresh: its figures read again. */
@@ -298,6 +307,6 @@ async function readReference(id: string, props: Props) {
   assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was recorded");
   const { shared, failures } = await readSharedPool(props.ledger, "ledger");
   if (!shared) throw new IpamError(failures[0]!.code ?? "NOT_FOUND", failures[0]!.reason);
-  const me = { stack: String(props.stack), stackId: String(props.stackId) };
-  return { id, props: { ...props, ...(await referenceFigures(props.ledger, shared, me)) } };
+  const { quota: _stale, ...rest } = props;
+  return { id, props: { ...rest, ...(await referenceState(props, shared)) } };
 }

@@ -64,49 +64,56 @@ export async function resolvePoolRef(
   return shared ? { pool: shared.pool, failures } : { failures };
 }
 
-/** What a reference shows of its pool: known at preview, read again at each check and refresh. */
+/** What a reference records of its pool: what its owner decides, so it changes only when the owner acts. */
 export interface ReferenceFigures {
   rangeSets: ReturnType<typeof canonicalRanges>;
   size: string;
-  free: string;
-  used: string;
-  quota?: string;
   definition: string;
   ownedBy: string;
 }
 
+/** The pool a reference names, as its state records it. */
+export function referenceFigures(shared: SharedPool): ReferenceFigures {
+  return {
+    rangeSets: canonicalRanges(shared.pool),
+    size: poolSize(shared.pool),
+    definition: shared.stored.definition,
+    ownedBy: ownerOf(shared.stored),
+  };
+}
+
+/** What is left of a shared pool, and what one stack uses of it. */
+export interface PoolUsage {
+  /** Free addresses: every live hold and claim taken. */
+  free: string;
+  /** What the stack holds (a block counting its addresses). */
+  used: string;
+  /** The limit of the stack's quota group, when one applies. */
+  quota?: string;
+}
+
 /**
- * The figures of a shared pool for stack `me`: its size and free addresses (every other stack's
- * holds and every claim taken), what `me` has claimed, and the quota of its group.
+ * The usage of a shared pool for stack `me`, as of now: every live hold and claim is taken, and
+ * `used` counts `me`'s (its holds are what its runs planned: a preview's, which its `up` claims).
  */
-export async function referenceFigures(
+export async function poolUsage(
   ledger: unknown,
   shared: SharedPool,
-  me: StackRef,
-): Promise<ReferenceFigures> {
+  me: StackRef | undefined,
+): Promise<PoolUsage> {
   const { config } = resolveLedger(ledger);
   const claims = await new ClaimStore(kubeClients(config!), config!.namespace, config!.name).list();
   const at = Date.now();
   const taken = new AddressSet();
   let used = 0n;
   for (const c of claims) {
-    // This stack's holds are the plans of its runs (a preview's, which its `up` claims): left out, so
-    // that preview and `up` show the same figures, which count them once they are claims.
-    if (!isLive(c, at) || (c.state === "hold" && ofStack(c, me))) continue;
+    if (!isLive(c, at)) continue;
     takeEntry(taken, c.ip);
-    if (c.nodeId === undefined && ofStack(c, me)) used += entryCost(c.ip);
+    if (c.nodeId === undefined && me !== undefined && ofStack(c, me)) used += entryCost(c.ip);
   }
   const { pool, stored } = shared;
   const never = [...pool.exclude, ...pool.reserved];
   const free = pool.rangeSets.reduce((sum, set) => sum + freeCount(set, never, taken), 0n);
-  const group = quotaGroupOf(stored.quotas, me.stack, me.stackId);
-  return {
-    rangeSets: canonicalRanges(pool),
-    size: poolSize(pool),
-    free: free.toString(),
-    used: used.toString(),
-    ...(group ? { quota: String(group.limit) } : {}),
-    definition: stored.definition,
-    ownedBy: ownerOf(stored),
-  };
+  const group = me && quotaGroupOf(stored.quotas, me.stack, me.stackId);
+  return { free: free.toString(), used: used.toString(), ...(group ? { quota: String(group.limit) } : {}) };
 }
