@@ -11,12 +11,6 @@ import type { Marker, MarkerStore } from "./marker-store";
 // object, and AlreadyExists or a stale resourceVersion decides which one wins, whatever the timing
 // and whatever the Lease says. The argument, race by race, is in docs/shared-pools.md ("Blocks").
 
-/** Where one registration wrote an entry's token: for taking exactly that back. */
-export interface Registered {
-  block: string;
-  token: string;
-}
-
 /**
  * An entry cannot be held because a claim or hold of another entry overlaps it: a block around it
  * (`around`), or an entry inside it listed in the marker at its own name.
@@ -57,33 +51,26 @@ export class BlockMarkers {
    * Registers `entry`, whose claim object has `uid`, in the marker of each block around it at the
    * lengths `range` (all at once). `fresh` (the object was just created, or made from a marker)
    * writes every marker; otherwise a marker that lists the entry with a token of `uid` is left as it
-   * is. A lapsed hold of a block around it becomes a marker.
-   * @throws MarkerConflict naming a live claim or hold of a block around the entry, after taking
-   *   back what this call wrote; LEDGER_UNAVAILABLE; CONFLICT.
+   * is. A lapsed hold of a block around it becomes a marker. Nothing is taken back when it fails:
+   * another writer of the same object may have found a token this call wrote and counted on it,
+   * and a token stays right for as long as its object exists (the caller deletes a new object,
+   * and its registrations with it).
+   * @throws MarkerConflict naming a live claim or hold of a block around the entry; LEDGER_UNAVAILABLE;
+   *   CONFLICT.
    */
-  async register(entry: string, uid: string, range: LengthRange, fresh: boolean): Promise<Registered[]> {
+  async register(entry: string, uid: string, range: LengthRange, fresh: boolean): Promise<void> {
     const blocks = ancestorsOf(entry, range);
     const results = await Promise.allSettled(blocks.map((b) => this.registerAt(b, entry, uid, fresh)));
-    const wrote = results.flatMap((r) => (r.status === "fulfilled" && r.value ? [r.value] : []));
     const failed = results.find((r) => r.status === "rejected");
-    if (failed) {
-      await this.unregister(entry, wrote).catch(() => undefined);
-      throw failed.reason;
-    }
-    return wrote;
+    if (failed) throw failed.reason;
   }
 
-  private registerAt(
-    block: string,
-    entry: string,
-    uid: string,
-    fresh: boolean,
-  ): Promise<Registered | undefined> {
+  private registerAt(block: string, entry: string, uid: string, fresh: boolean): Promise<void> {
     return retryOnConflict(`registering ${describeEntry(entry)} in the marker of ${block}`, async () => {
       const token = `${uid}/${nonce()}`;
       const at = await this.store.read(block);
       if (!at) {
-        if (await this.store.create(block, { [entry]: token })) return { block, token };
+        if (await this.store.create(block, { [entry]: token })) return;
         throw Object.assign(new Error(`${block} was created meanwhile`), { code: 409 });
       }
       if (at.kind === "claim") {
@@ -91,18 +78,12 @@ export class BlockMarkers {
         // A lapsed hold of the block: anyone may take it over; its owner's next write finds a marker.
         await this.store.replace(block, at.claim.resourceVersion, { [entry]: token });
         this.forget(block);
-        return { block, token };
+        return;
       }
       const m = at.marker;
-      if (!fresh && uidOf(m.children[entry] ?? "") === uid) return undefined;
+      if (!fresh && uidOf(m.children[entry] ?? "") === uid) return;
       await this.store.replace(block, m.resourceVersion, { ...m.children, [entry]: token });
-      return { block, token };
     });
-  }
-
-  /** Takes back exactly the registrations `wrote` (a later registration of the entry stays). */
-  async unregister(entry: string, wrote: readonly Registered[]): Promise<void> {
-    await Promise.all(wrote.map((w) => this.remove(w.block, entry, (token) => token === w.token)));
   }
 
   /**

@@ -13,7 +13,12 @@ import { groupOf, QuotaCounters } from "./quota-counter";
 //
 // - an object that exists already (a hold being renewed or claimed, a lapsed hold taken over) is
 //   registered first, then written with the resourceVersion read before, so it existed without a
-//   break from before its registration to its write;
+//   break from before its registration to its write. When the write (or the registration) fails,
+//   nothing is taken back: registrations are by the object's uid, which every write of the object
+//   keeps, so they are right for as long as it exists, whoever wrote it last; and another writer of
+//   it (two stacks taking over one lapsed hold) may have found this one's tokens and written none.
+//   Once the object is gone they are garbage, which a block converting the marker skips (it finds
+//   no object) and the sweep drops;
 // - a new object (created, or made from a marker at a block's name) is written first, then the
 //   marker range is read, then it registers writing every marker: whoever reads a marker after that
 //   finds the object. A new claim is written as a hold first (it lapses if this process dies before
@@ -129,13 +134,8 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
           existing.nodeId === fields.nodeId &&
           existing.malformed === undefined;
         await quotas.register(r.quotas, entry, existing, fields, kept ? "kept" : "moved");
-        const wrote = r.markers ? await markers.register(entry, existing.uid, r.markers, false) : [];
-        try {
-          return await store.replace(existing, fields);
-        } catch (e) {
-          await markers.unregister(entry, wrote).catch(() => undefined);
-          throw e;
-        }
+        if (r.markers) await markers.register(entry, existing.uid, r.markers, false);
+        return store.replace(existing, fields);
       }
       // The rule as last read decides how a hold is created (none read yet: as without quotas, which
       // the ledger avoids by reading it with the pool); the read after it exists decides what counts.

@@ -462,3 +462,45 @@ describe("the races, each interleaving", () => {
     expect((await store.read("10.0.0.0/25"))?.uid).toBe(e2.uid);
   });
 });
+
+// Two writers of one existing object (the same uid and resourceVersion, as two stacks taking over
+// one lapsed hold read it): the second to register finds the first's token of that uid and counts
+// on it, so the first must not take it back when its own write fails.
+describe("two writers of one existing object, the race injected", () => {
+  /** A pool with an unregistered lapsed hold of 10.0.0.5 (its process died before registering). */
+  async function orphaned() {
+    const p = await pool(rule, 0);
+    const orphan = (await p.store.create("10.0.0.5", hold("o", Date.now() - 1)))!;
+    // The second stack: a process of its own over the same API server.
+    const other = entryWrites(p.store, "the pool", () => undefined);
+    return { ...p, orphan, other };
+  }
+
+  it("injected race: the loser's write fails after the winner counted on its registration, and the winner stays registered", async () => {
+    const { fake, writes, other, orphan, at } = await orphaned();
+    const write = fake.gate("update", at("10.0.0.5"));
+    const a = writes.write("10.0.0.5", orphan, hold("a"));
+    await write.reached; // a registered (the markers had no token of the uid), its write waits
+    const b = (await other.write("10.0.0.5", orphan, hold("b")))!; // finds a's tokens: writes none
+    write.open();
+    await expect(a).rejects.toMatchObject({ code: 409 });
+    await expect(claimEntry(writes, "10.0.0.0/24", "x", false)).rejects.toMatchObject({
+      holder: { ip: "10.0.0.5", owner: "urn:b", resourceVersion: b.resourceVersion },
+    });
+  });
+
+  it("injected race: a takeover refused by a block around it leaves its registrations to another that counted on them", async () => {
+    const { fake, writes, other, orphan, at } = await orphaned();
+    const h = await claimEntry(writes, "10.0.0.0/26", "h", false); // refuses a's registration
+    const takeBack = fake.gate("delete", at("10.0.0.0/27")); // the /27 marker a created
+    const a = writes.write("10.0.0.5", orphan, hold("a"));
+    await Promise.race([takeBack.reached, a.catch(() => undefined)]);
+    await writes.remove(h); // the /26 is released: b registers where a was refused
+    const b = (await other.write("10.0.0.5", orphan, hold("b")))!; // counts on a's /27 token
+    takeBack.open();
+    await expect(a).rejects.toMatchObject({ holder: { ip: "10.0.0.0/26" } });
+    await expect(claimEntry(writes, "10.0.0.0/27", "x", false)).rejects.toMatchObject({
+      holder: { ip: "10.0.0.5", owner: "urn:b", resourceVersion: b.resourceVersion },
+    });
+  });
+});
