@@ -49,9 +49,11 @@ describe("blocks in a shared pool", () => {
   const define = async (name: string, subnet: string, prefixLengths?: object) => {
     const def = (p?: object) =>
       poolDefinition(resolvePool({ ranges: [{ subnet }], ...(p ? { prefixLengths: p } : {}) }).pool!);
-    await new PoolDefinitions(config(name), admin()).agree(
-      { definition: def(prefixLengths), stack: "o/net/prod", owner: "urn:pool" },
-    );
+    await new PoolDefinitions(config(name), admin()).agree({
+      definition: def(prefixLengths),
+      stack: "o/net/prod",
+      owner: "urn:pool",
+    });
   };
   const ledger = (stack: string, name: string): KubeLedger =>
     kubeLedger({ stack: `o/p/${stack}`, stackId: `id-${stack}`, clients: admin(), ledger: config(name) });
