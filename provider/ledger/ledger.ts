@@ -23,6 +23,11 @@ export interface PlanRequest {
    * gets a new block while its old one is still held.
    */
   prefixLength?: number;
+  /**
+   * The one family of a multi-family pool the request is for: what the owner holds counts as its
+   * plan only when it is of this family, so a holder asking for another family gets a new address.
+   */
+  family?: "ipv4" | "ipv6";
   /** Picks the next address; called once per address, with the previous picks already taken. */
   choose: Chooser;
   /** Take the requested addresses over from whoever holds them (renames, imports of existing IPs). */

@@ -44,8 +44,12 @@ export interface PoolView {
  * what its preview planned. Its `seq` is the highest of its addresses; undefined when it does not.
  */
 export function heldPlan(req: PlanRequest, all: readonly Held[]): Plan | undefined {
-  // An automatic plan is held only in the shape asked for: addresses, or blocks of the length asked.
-  const held = req.requested ? all : all.filter((h) => entryLength(h.ip) === req.prefixLength);
+  // An automatic plan is held only in the shape asked for: addresses, or blocks of the length asked,
+  // of the family asked.
+  const shaped = req.requested ? all : all.filter((h) => entryLength(h.ip) === req.prefixLength);
+  const held = req.family
+    ? shaped.filter((h) => (h.ip.includes(":") ? "ipv6" : "ipv4") === req.family)
+    : shaped;
   const ips = [...held].sort((a, b) => a.seq - b.seq).map((h) => h.ip);
   if (req.requested)
     return req.requested.every((ip) => ips.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;

@@ -101,6 +101,7 @@ export const ipAllocationInputs: Shape = record(
     adopt: flag,
     observeWith: provisioner,
     nodeId: text("a node ID", 253),
+    family: text('"ipv4" or "ipv6"', 40),
     adoptFrom: record(
       "the namespace whose addresses to adopt",
       {

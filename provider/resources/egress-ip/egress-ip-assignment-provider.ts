@@ -91,6 +91,16 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   } catch (e) {
     failures.push(failureOf("ip", e));
   }
+  const kind = news.provisioner?.kind;
+  if ((kind === "ocp-static" || kind === "ocp-dynamic") && String(ip).includes(":")) {
+    failures.push(
+      inputFailure(
+        "ip",
+        `${String(ip)} is an IPv6 address, and OpenShift SDN (${kind}) places IPv4 egress addresses only: ` +
+          `take this namespace's addresses from an IPv4 pool (families: "ipv4" on a dual-stack one), or move it to ovn`,
+      ),
+    );
+  }
   if (failures.length > 0) return { inputs: news, failures };
   if (news.provisioner?.kind !== "none") {
     // Who this assignment is in the owner records where it puts its address (the namespace's

@@ -41,6 +41,12 @@ export interface EgressIpArgs {
    * pool or held by another resource. Read at the first plan only: later runs keep what state has.
    */
   adopt?: boolean;
+  /**
+   * The families placed per failure domain: `"ipv4"`, `"ipv6"`, or `"dual"` (one address of each, from
+   * a dual-stack pool). Without it, the pool's one family; a dual-stack pool is then refused at
+   * preview. `ocp-static` and `ocp-dynamic` take IPv4 only (OpenShift SDN).
+   */
+  families?: "ipv4" | "ipv6" | "dual";
 }
 
 /** Inputs of {@link EgressIpAssignment}. */
@@ -111,13 +117,18 @@ const refusal = (message: string) => new IpamError("INVALID_INPUT", codedMessage
  * parallel. Built from one {@link IpAllocation} and one {@link EgressIpAssignment} per domain.
  */
 export class EgressIp extends pulumi.ComponentResource {
-  /** One address per failure domain, in the order of `failureDomains`. */
+  /** One address per failure domain, in the order of `failureDomains` (with `families: "dual"`, the IPv4 one). */
   public readonly ips: pulumi.Output<string[]>;
-  /** The host carrying each address, in the same order. */
+  /** The host carrying each address of `ips`, in the same order. */
   public readonly hosts: pulumi.Output<string[]>;
-  /** The per-domain allocations. */
+  /**
+   * Every address and its host, by failure domain (`""` for an EgressIp pinned to a `host`) and
+   * family: `{ "us-east-1a": { ipv4: { ip, host }, ipv6: { ip, host } } }`.
+   */
+  public readonly addresses: pulumi.Output<Record<string, FamilyAddresses>>;
+  /** The allocations, per failure domain and then per family (IPv4 first). */
   public readonly allocations: IpAllocation[];
-  /** The per-domain placements. */
+  /** The placements, in the order of `allocations`. */
   public readonly assignments: EgressIpAssignment[];
 
   constructor(name: string, args: EgressIpArgs, opts?: pulumi.ComponentResourceOptions) {
@@ -137,22 +148,26 @@ export class EgressIp extends pulumi.ComponentResource {
         `EgressIp "${name}": adopt takes over the addresses a namespace has: set namespace, or give ips`,
       );
     }
-    const child = (domain: string) => (domain === "" ? name : `${name}-${domain}`);
+    const families = familiesOf(name, args);
+    const child = (domain: string, family: number) =>
+      `${domain === "" ? name : `${name}-${domain}`}${family === 0 ? "" : "-ipv6"}`;
     const poolFor = (domain: string): IpPool => {
       if (isPool(args.pool)) return args.pool;
       const pool = args.pool[domain];
       if (!pool) throw refusal(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
       return pool;
     };
-    this.allocations = domains.map(
-      (domain, i) =>
+    const slots = domains.flatMap((domain, i) => families.map((family, k) => ({ domain, i, family, k })));
+    this.allocations = slots.map(
+      ({ domain, i, family, k }) =>
         new IpAllocation(
-          child(domain),
+          child(domain, k),
           // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
           {
             pool: poolFor(domain),
             ip: args.ips?.[i],
             observeWith: args.provisioner,
+            ...(family ? { family } : {}),
             ...(args.adopt && args.ips ? { adopt: true } : {}),
             ...(args.adopt && !args.ips
               ? {
@@ -168,23 +183,70 @@ export class EgressIp extends pulumi.ComponentResource {
           { parent: this },
         ),
     );
-    this.assignments = domains.map(
-      (domain, i) =>
-        new EgressIpAssignment(
-          child(domain),
-          {
-            ip: this.allocations[i]!.ip,
-            provisioner: args.provisioner,
-            failureDomain: domain,
-            host: args.host,
-            namespace: args.namespace,
-            ...(args.adopt ? { adopt: true } : {}),
-          },
-          { parent: this },
-        ),
-    );
-    this.ips = pulumi.all(this.allocations.map((a) => a.ip));
-    this.hosts = pulumi.all(this.assignments.map((a) => a.host));
-    this.registerOutputs({ ips: this.ips, hosts: this.hosts });
+    this.assignments = slots.map(({ domain, k }, n) => {
+      const allocation = this.allocations[n]!;
+      // Without families, the pool's one family: a dual-stack pool would place only its first.
+      const ip = families[0] === undefined ? oneFamily(name, allocation) : allocation.ip;
+      return new EgressIpAssignment(
+        child(domain, k),
+        {
+          ip,
+          provisioner: args.provisioner,
+          failureDomain: domain,
+          host: args.host,
+          namespace: args.namespace,
+          ...(args.adopt ? { adopt: true } : {}),
+        },
+        { parent: this },
+      );
+    });
+    const first = slots.flatMap((slot, n) => (slot.k === 0 ? [n] : []));
+    this.ips = pulumi.all(first.map((n) => this.allocations[n]!.ip));
+    this.hosts = pulumi.all(first.map((n) => this.assignments[n]!.host));
+    this.addresses = pulumi.all(this.assignments.map((a) => pulumi.all([a.ip, a.host]))).apply((placed) => {
+      const out: Record<string, FamilyAddresses> = {};
+      placed.forEach(([ip, host], n) => {
+        const family = ip.includes(":") ? "ipv6" : "ipv4";
+        (out[slots[n]!.domain] ??= {})[family] = { ip, host };
+      });
+      return out;
+    });
+    this.registerOutputs({ ips: this.ips, hosts: this.hosts, addresses: this.addresses });
   }
+}
+
+/** An EgressIp's address of each family in one failure domain, and the host carrying it. */
+export interface FamilyAddresses {
+  ipv4?: { ip: string; host: string };
+  ipv6?: { ip: string; host: string };
+}
+
+/** The families an EgressIp places per domain (`[undefined]`: the pool's one family). */
+function familiesOf(name: string, args: EgressIpArgs): ("ipv4" | "ipv6" | undefined)[] {
+  const f = args.families;
+  if (f === undefined) return [undefined];
+  if (f !== "ipv4" && f !== "ipv6" && f !== "dual")
+    throw refusal(`EgressIp "${name}": families ${JSON.stringify(f)} is not "ipv4", "ipv6" or "dual"`);
+  if (f !== "dual") return [f];
+  if (args.ips)
+    throw refusal(
+      `EgressIp "${name}": ips takes one address per domain: with families "dual", leave ips out`,
+    );
+  if (args.adopt)
+    throw refusal(
+      `EgressIp "${name}": adopt takes over one family's addresses: with families "dual", leave adopt out`,
+    );
+  return ["ipv4", "ipv6"];
+}
+
+/** The allocation's address, refused (at preview, where it is planned) when the pool gave it one per family. */
+function oneFamily(name: string, allocation: IpAllocation): pulumi.Output<string> {
+  return pulumi.all([allocation.ip, allocation.ips]).apply(([ip, ips]) => {
+    if (ips && ips.length > 1)
+      throw refusal(
+        `EgressIp "${name}": its pool is dual-stack (${ips.join(", ")} were planned): set families: "dual" ` +
+          `to place both, or "ipv4" or "ipv6" for one`,
+      );
+    return ip;
+  });
 }

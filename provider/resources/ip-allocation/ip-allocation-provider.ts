@@ -1,8 +1,16 @@
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { resolvePoolRef } from "../pool/shared-pool-ref";
 import type * as pulumi from "@pulumi/pulumi";
+import type { RangeSet } from "../../allocator";
 import { readRecord, recordProps, type AllocationRecord } from "../../ledger/stack/allocation-record";
-import { addressDetails, checkRequestable, poolChooser, type ResolvedPool } from "../pool/pool-spec";
+import {
+  addressDetails,
+  checkRequestable,
+  familyOfSet,
+  poolChooser,
+  poolOfFamily,
+  type ResolvedPool,
+} from "../pool/pool-spec";
 import { takeHolder, withoutProvider, withPoolRef, type Props, type ProviderImpl } from "../provider-props";
 import {
   checkNodeAllocation,
@@ -39,8 +47,13 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     return { inputs: news };
   const failures: Failure[] =
     news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");
-  const { pool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
+  const { pool: wholePool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
+  // One family of a dual-stack pool: the allocation plans from that range set only.
+  const pool = wholePool && poolOfFamily(wholePool, news.family);
+  if (wholePool && !pool) failures.push(familyFailure(wholePool, news.family));
+  if (news.family !== undefined && news.nodeId !== undefined)
+    failures.push(inputFailure("family", "a node address has its network's family: leave family out"));
   if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
     failures.push(inputFailure("pool", "create IpAllocation with the IpAllocation class and an IpPool"));
   }
@@ -88,7 +101,11 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   // Stable: the address held before stays while the pool and the requested address allow it.
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
-  if (old && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
+  // Of the family asked for, if one is (a change of family plans anew, and diff replaces the allocation).
+  const ofFamily =
+    news.family === undefined ||
+    (old !== undefined && old.ips.every((ip) => pool.rangeSets.some((set: RangeSet) => set.contains(ip))));
+  if (old && ofFamily && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
     const kept = olds.adoptedFrom === undefined ? {} : { adoptedFrom: olds.adoptedFrom };
     return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, old), ...kept } };
   }
@@ -132,12 +149,13 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       const holding = new Set((await ledger.holders(poolId)).values());
       if (unsettled.some((owner) => !holding.has(owner))) return { inputs: news };
     }
-    if (ahead) await ledger.planAhead(await holdersAhead(pool, poolId, ahead));
+    if (ahead) await ledger.planAhead(await holdersAhead(wholePool!, poolId, ahead));
     const plan = await ledger.plan({
       pool: poolId,
       owner: news.owner,
       requested: requested === undefined ? undefined : [requested],
       count: pool.rangeSets.length,
+      ...(news.family ? { family: news.family } : {}),
       choose: poolChooser(pool, inUse),
       adopt: Boolean(news.adopt),
     });
@@ -181,6 +199,7 @@ export function holderLifecycle(kind: string, entryInput = "ip"): Omit<ProviderI
       const replaces: string[] = [];
       if (olds.poolId !== news.poolId) replaces.push("pool");
       if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
+      if (olds.family !== news.family) replaces.push("family");
       if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push(entryInput);
       // The state's address must be this holder's in its shared pool: a claim lost since is made again
       // by update; one another stack has now is refused here, at preview, naming that stack.
@@ -290,4 +309,14 @@ async function claimProblems(kind: string, props: Props, recent: boolean): Promi
   if (!record || props.nodeId !== undefined || hasUnknown(props.pool)) return [];
   const ledger = sharedLedgerFor(props, props.pool?.ledger, `${kind} ${record.owner} (claims)`);
   return ledger ? ledger.claimProblems(record.owner, record.ips, recent) : [];
+}
+
+/** The refusal of a `family` the pool has no range set of. */
+function familyFailure(pool: ResolvedPool, family: unknown): Failure {
+  const has = pool.rangeSets.map(familyOfSet).join(" and ");
+  const reason =
+    family === "ipv4" || family === "ipv6"
+      ? `the pool has no ${family} range set (it has ${has}): leave family out, or use a pool with ${family} ranges`
+      : `${JSON.stringify(family)} is not a family: use "ipv4" or "ipv6"`;
+  return inputFailure("family", reason, "INVALID_INPUT");
 }

@@ -33,6 +33,11 @@ export interface IpAllocationArgs {
    * stack, and the pool's `static` assignments are honoured. Changing it replaces the allocation.
    */
   nodeId?: pulumi.Input<string>;
+  /**
+   * Only one family of a dual-stack pool: `"ipv4"` or `"ipv6"` (default: one address per family of
+   * the pool). Refused at preview for a pool without that family. Changing it replaces the allocation.
+   */
+  family?: "ipv4" | "ipv6";
 }
 
 /**
@@ -67,7 +72,7 @@ export class IpAllocation extends pulumi.dynamic.Resource {
     const props = {
       // Who is asking and the pool's holders before it: read by `check`, not kept in state (where
       // check stores the stack and owner as plain values).
-      holder: args.pool.enqueueHolder(context, args.ip, args.observeWith, args.adoptFrom),
+      holder: args.pool.enqueueHolder(context, args.ip, args.observeWith, args.adoptFrom, args.family),
       pool: poolInput(args.pool),
       // Set by the program only when requested; `check` writes the planned address here.
       ip: args.ip,
@@ -75,6 +80,7 @@ export class IpAllocation extends pulumi.dynamic.Resource {
       observeWith: withSecretKubeconfig(args.observeWith),
       nodeId: args.nodeId,
       adoptFrom: args.adoptFrom,
+      family: args.family,
       ips: undefined,
       cidr: undefined,
       gateway: undefined,

@@ -203,9 +203,9 @@ export class IpPool extends pulumi.dynamic.Resource {
   private readonly observerIndex = new Map<unknown, number>();
 
   /**
-   * Adds a holder (a resource taking addresses from this pool) to the pool's queue, and returns
-   * what the holder passes as its `holder` input: its context and every holder so far, in program
-   * order, itself last.
+   * Adds a holder (a resource taking addresses from this pool; of one `family` only, if given) to
+   * the pool's queue, and returns what the holder passes as its `holder` input: its context and
+   * every holder so far, in program order, itself last.
    *
    * The engine checks resources one at a time in the order their registrations arrive, and
    * concurrent registrations arrive in a different order on every run. With the queue, a holder's
@@ -221,6 +221,7 @@ export class IpPool extends pulumi.dynamic.Resource {
     ip: pulumi.Input<string> | undefined,
     observeWith: pulumi.Input<ProvisionerArgs> | undefined,
     adoptFrom?: AdoptFromArgs,
+    family?: "ipv4" | "ipv6",
   ): HolderInput {
     // An adopted address is known to the others when its namespace is (they find it as its check does).
     const adopt =
@@ -234,7 +235,7 @@ export class IpPool extends pulumi.dynamic.Resource {
     this.lastOwner = context.owner;
     const line = Promise.all([context.owner, previous]).then(([urn, before]) =>
       encodeHolder(
-        { owner: urn, ip: requested, observer, ...(adopt ? { adopt } : {}) },
+        { owner: urn, ip: requested, observer, ...(adopt ? { adopt } : {}), ...(family ? { family } : {}) },
         urnPrefix(urn),
         before,
       ),

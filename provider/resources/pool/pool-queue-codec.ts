@@ -23,7 +23,12 @@ export interface QueuedHolder {
    * `adopt`): planned as that address, found through its observer, or automatically when it has none.
    */
   adopt?: { namespace: string; failureDomain?: string; domains?: string[]; onlyPool?: boolean };
+  /** The one family the holder takes from a multi-family pool (an IpAllocation's `family`). */
+  family?: AddressFamilyName;
 }
+
+/** A family as holders name it. */
+export type AddressFamilyName = "ipv4" | "ipv6";
 
 /** The part of a URN shared by every resource of the stack: `urn:pulumi:<stack>::<project>::`. */
 export function urnPrefix(urn: string): string {
@@ -50,7 +55,8 @@ export function encodeHolder(holder: QueuedHolder, prefix: string, previous?: st
     owner = sameType ? `:${owner.slice(prefix.length + type.length + 2)}` : owner.slice(prefix.length);
   }
   const line: unknown[] = [owner, holder.ip === null ? "?" : (holder.ip ?? ""), holder.observer ?? -1];
-  if (holder.adopt) line.push(holder.adopt);
+  if (holder.family) line.push(holder.adopt ?? 0, holder.family);
+  else if (holder.adopt) line.push(holder.adopt);
   else {
     if (line[2] === -1) line.pop();
     if (line.length === 2 && line[1] === "") line.pop();
@@ -67,13 +73,14 @@ export function decodeHolders(lines: string, someOwner: string, previousOwner?: 
   const prefix = urnPrefix(someOwner);
   let previousType = previousOwner === undefined ? undefined : typeOf(previousOwner, prefix);
   return lines.split("\n").map((line) => {
-    const [written, ip = "", observer = -1, adopt] = JSON.parse(line) as unknown[];
-    const adopting = adopt as QueuedHolder["adopt"] | undefined;
+    const [written, ip = "", observer = -1, adopt, family] = JSON.parse(line) as unknown[];
+    const adopting = adopt === 0 ? undefined : (adopt as QueuedHolder["adopt"] | undefined);
     if (
       typeof written !== "string" ||
       typeof ip !== "string" ||
       typeof observer !== "number" ||
-      (adopting !== undefined && typeof adopting?.namespace !== "string")
+      (adopting !== undefined && typeof adopting?.namespace !== "string") ||
+      (family !== undefined && family !== "ipv4" && family !== "ipv6")
     ) {
       throw new IpamError("INVALID_STATE", `not a queued holder: ${line}`);
     }
@@ -87,6 +94,7 @@ export function decodeHolders(lines: string, someOwner: string, previousOwner?: 
     if (ip !== "") holder.ip = ip === "?" ? null : ip;
     if (observer >= 0) holder.observer = observer;
     if (adopting) holder.adopt = adopting;
+    if (family !== undefined) holder.family = family as AddressFamilyName;
     return holder;
   });
 }

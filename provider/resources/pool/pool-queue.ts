@@ -1,8 +1,8 @@
 import { IpamError } from "../../core/ipam-error";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
-import type { Chooser, PlanRequest } from "../../ledger/ledger";
+import type { PlanRequest } from "../../ledger/ledger";
 import { forget, shared } from "../../core/process-registry";
-import { checkRequestable, poolChooser, poolSubnets, type ResolvedPool } from "./pool-spec";
+import { checkRequestable, poolChooser, poolOfFamily, poolSubnets, type ResolvedPool } from "./pool-spec";
 import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
 import { isQueueFileRef, readQueueFile, type QueueFileRef } from "./pool-queue-file";
 import { errorMessage } from "../../core/failure";
@@ -64,20 +64,28 @@ export async function holdersAhead(
   poolId: string,
   queue: DecodedQueue,
 ): Promise<PlanRequest[]> {
-  const count = pool.rangeSets.length;
   const wanted = new Set(
     queue.holders.slice(0, -1).flatMap((h) => (h.observer === undefined ? [] : [h.observer])),
   );
-  const choosers = new Map<number, Chooser | undefined>();
+  // What each observer sees in use (undefined: not known yet, at preview).
+  const seen = new Map<number, readonly string[] | undefined>();
   for (const index of wanted) {
     const config = queue.observers[index];
-    const inUse = hasUnknown(config) ? undefined : await usedAddresses(pool, config).catch(() => undefined);
-    choosers.set(index, inUse && poolChooser(pool, inUse));
+    seen.set(
+      index,
+      hasUnknown(config) ? undefined : await usedAddresses(pool, config).catch(() => undefined),
+    );
   }
-  const plain = poolChooser(pool);
   const requests: PlanRequest[] = [];
   for (const holder of queue.holders.slice(0, -1)) {
-    const observed = holder.observer === undefined ? plain : choosers.get(holder.observer);
+    // A holder of one family plans from that family's range set (none: its own check refuses it).
+    const holderPool = poolOfFamily(pool, holder.family);
+    if (!holderPool) continue;
+    const count = holderPool.rangeSets.length;
+    const plain = poolChooser(holderPool);
+    const inUse = holder.observer === undefined ? [] : seen.get(holder.observer);
+    const observed = inUse && poolChooser(holderPool, inUse);
+    const family = holder.family ? { family: holder.family } : {};
     if (holder.ip === null) continue;
     // A requested address is known whatever its observer (whose view only keeps automatic plans off addresses).
     const choose = holder.ip !== undefined && !holder.adopt ? (observed ?? plain) : observed;
@@ -86,19 +94,19 @@ export async function holdersAhead(
       // The address its namespace has, as its own check finds it (one read per process); none: automatic.
       const config = queue.observers[holder.observer] as ProvisionerConfig;
       const found: { ip?: string } | undefined = await adoptedAddress(
-        pool,
+        holderPool,
         poolName(poolId),
         config,
         holder.adopt,
       )
-        .then((a) => (a ? checkRequestable(pool, a.ip) : undefined))
+        .then((a) => (a ? checkRequestable(holderPool, a.ip) : undefined))
         .then(
           (ip) => ({ ip }),
           () => undefined,
         );
       // Left out when the namespace's addresses do not fit: its own check says why.
       if (found?.ip) requests.push({ pool: poolId, owner: holder.owner, requested: [found.ip], choose });
-      else if (found) requests.push({ pool: poolId, owner: holder.owner, count, choose });
+      else if (found) requests.push({ pool: poolId, owner: holder.owner, count, choose, ...family });
       continue;
     }
     if (holder.ip?.includes("/")) {
@@ -107,10 +115,10 @@ export async function holdersAhead(
       continue;
     }
     if (holder.ip === undefined) {
-      requests.push({ pool: poolId, owner: holder.owner, count, choose });
+      requests.push({ pool: poolId, owner: holder.owner, count, choose, ...family });
       continue;
     }
-    const requested = await checkRequestable(pool, holder.ip).catch(() => undefined);
+    const requested = await checkRequestable(holderPool, holder.ip).catch(() => undefined);
     if (requested !== undefined)
       requests.push({ pool: poolId, owner: holder.owner, requested: [requested], choose });
   }

@@ -336,3 +336,20 @@ export function addressDetails(pool: ResolvedPool, ip: string): { cidr: string; 
   const range = set.rangeFor(ip);
   return { cidr: `${ip}/${range.subnet.split("/")[1]}`, gateway: range.gateway ?? "" };
 }
+
+/** The family of a range set, as holders name it. */
+export const familyOfSet = (set: RangeSet): "ipv4" | "ipv6" =>
+  [...set][0]!.subnet.includes(":") ? "ipv6" : "ipv4";
+
+/**
+ * The part of `pool` a holder of one family plans from: its range set of that family (the whole pool
+ * without a family). Undefined when the pool has no range set of that family.
+ */
+export function poolOfFamily(
+  pool: ResolvedPool,
+  family: "ipv4" | "ipv6" | undefined,
+): ResolvedPool | undefined {
+  if (family === undefined) return pool;
+  const set = pool.rangeSets.find((s) => familyOfSet(s) === family);
+  return set && { ...pool, rangeSets: [set] };
+}

@@ -27,6 +27,16 @@ describe("pool queue lines", () => {
       `[${JSON.stringify(urn("c").slice(22))},"?"]`,
     ],
     ["an observer", { owner: urn("d"), observer: 2 }, `[${JSON.stringify(urn("d").slice(22))},"",2]`],
+    [
+      "one family of a dual-stack pool",
+      { owner: urn("e"), family: "ipv6" },
+      `[${JSON.stringify(urn("e").slice(22))},"",-1,0,"ipv6"]`,
+    ],
+    [
+      "one family, adopting",
+      { owner: urn("f"), observer: 1, adopt: { namespace: "team-a" }, family: "ipv4" },
+      `[${JSON.stringify(urn("f").slice(22))},"",1,{"namespace":"team-a"},"ipv4"]`,
+    ],
     ["a name with quotes, newlines and ::", { owner: urn('x "y"\n::z'), ip: "2001:db8::1", observer: 0 }, ""],
   ])("round-trips %s", (_what, holder, line) => {
     const encoded = encodeHolder(holder, urnPrefix(holder.owner));
