@@ -254,6 +254,11 @@ export class Harness {
     return deployment.deployment.resources ?? [];
   }
 
+  /** Replaces the stack's state with `deployment` (what `pulumi stack export` printed), as `pulumi stack import` does. */
+  async importState(deployment: automation.Deployment): Promise<void> {
+    await this.current.importStack(deployment);
+  }
+
   /**
    * Drops a resource from state without touching what it made, as `pulumi state delete` does (and as
    * an interrupted create leaves it: made, not recorded): `stack export`, the resource removed, `import`.
