@@ -87,7 +87,9 @@ export interface EgressIPProvisioner {
   unassignCIDR?(host: string, signal?: AbortSignal): Promise<void>;
   /**
    * Optional: addresses inside `cidrs` that are in use outside Pulumi state (AWS: every private IP
-   * of every network interface in those subnets), so the pool never plans them. Canonical strings.
+   * and IPv6 address of every network interface in those subnets), so the pool never plans them.
+   * Canonical strings: addresses, or a CIDR block wholly in use where its addresses are too many to
+   * list (AWS: a delegated IPv6 /80 prefix); pools take both as exclusions.
    */
   usedAddresses?(cidrs: string[], signal?: AbortSignal): Promise<string[]>;
   /**

@@ -1,7 +1,7 @@
 /**
  * Settings of the `aws` provisioner: hosts are EC2 instances (instance ID or private DNS name, which
  * is the OpenShift node name on AWS), failure domains are availability zones, and egress IPs are
- * secondary private IPs of each host's primary network interface. Credentials come from the default
+ * secondary private IPv4 addresses or IPv6 addresses of each host's primary network interface. Credentials come from the default
  * AWS credential chain of the process running the deployment, never from here.
  */
 export interface AwsProvisionerConfig {

@@ -3,13 +3,14 @@ import { createHash } from "node:crypto";
 import { errorMessage } from "../../core/failure";
 import { warnOnce } from "../../core/warnings";
 import { shellCommand } from "../../core/text";
-import { canonicalAddress } from "../../allocator";
-import { parseAddress } from "../../allocator/address";
-import { parsePrefix } from "../../allocator/prefix";
-import { Ec2, type Ec2Instance, type Eni, type Subnet } from "./ec2";
+import { addressFamily, canonicalAddress, type AddressFamily } from "../../allocator";
+import { familyName } from "../../allocator/address";
+import { parseAddressBlock, type AddressBlock } from "../../allocator/exclusions";
+import { parsePrefix, prefixContains } from "../../allocator/prefix";
+import { Ec2, subnetBlockOf, type Ec2Instance, type Eni, type Subnet } from "./ec2";
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
 import { HostPlan } from "./host-plan";
-import { prefixAddressesWithin, prefixHolding } from "./prefixes";
+import { prefixHolding, prefixUseWithin } from "./prefixes";
 import { spareAddress, spareAdvice } from "./spare-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
@@ -23,13 +24,6 @@ export interface AwsProvisionerOptions {
   inventoryTtlMs?: number;
 }
 
-/** True when the IPv4/IPv6 address lies inside the CIDR. */
-function inCidr(ip: string, cidr: string): boolean {
-  const a = parseAddress(ip);
-  const p = parsePrefix(cidr);
-  return a.family === p.family && a.value >= p.network && a.value <= p.last;
-}
-
 function overlaps(a: string, b: string): boolean {
   const x = parsePrefix(a);
   const y = parsePrefix(b);
@@ -37,6 +31,9 @@ function overlaps(a: string, b: string): boolean {
 }
 
 const holds = (eni: Eni, ip: string) => eni.addresses.some((a) => a.ip === ip);
+
+/** What an egress address is on an interface, for messages: `a secondary IP`, `an IPv6 address`. */
+const asAddress = (ip: string) => (addressFamily(ip) === 6 ? "an IPv6 address" : "a secondary IP");
 
 /** The tag on an interface that records which assignment put the secondary address `ip` there. */
 export const ownerTagKey = (ip: string): string => `egress-ipam/${ip}`;
@@ -86,9 +83,9 @@ function ec2Failure(
 }
 
 /**
- * The `aws` provisioner: egress IPs are secondary private IPv4 addresses of the primary network
- * interface of EC2 instances (hosts: instance IDs or private DNS names; failure domains:
- * availability zones). Uses the AWS SDK v3 with the default credential chain; every call is
+ * The `aws` provisioner: egress IPs are secondary private IPv4 addresses, or IPv6 addresses, of the
+ * primary network interface of EC2 instances (hosts: instance IDs or private DNS names; failure
+ * domains: availability zones). Uses the AWS SDK v3 with the default credential chain; every call is
  * retried on throttling and, where a resource must exist, on eventual consistency.
  */
 export function awsProvisioner(
@@ -122,8 +119,8 @@ export function awsProvisioner(
   };
   const plan = new HostPlan({
     eligible: (zone, signal) => hosts.eligible(zone, signal),
-    subnetCidr: async (id, signal) => (await subnetOf(id, signal)).cidr,
-    ipsPerInterface: (type, signal) => ec2.ipsPerInterface(type, signal),
+    subnetCidr: async (id, signal) => (await subnetOf(id, signal)).cidrs,
+    ipsPerInterface: (type, signal, family = 4) => ec2.addressesPerInterface(type, family, signal),
     tagText: hosts.tagText,
     region,
   });
@@ -159,22 +156,46 @@ export function awsProvisioner(
     return { instance, eni, subnet: await subnetOf(eni.subnetId, signal) };
   };
 
-  const outsideSubnet = (ip: string, instance: Ec2Instance, eni: Eni, subnet: Subnet) =>
-    new IpamError(
+  /** The block of the subnet that contains `ip`. @throws IpamError HOST_UNAVAILABLE naming both when none does. */
+  const blockFor = (ip: string, instance: Ec2Instance, eni: Eni, subnet: Subnet): string => {
+    const block = subnetBlockOf(subnet, ip);
+    if (block) return block;
+    const family = addressFamily(ip);
+    const ofFamily = subnet.cidrs.filter((c) => parsePrefix(c).family === family);
+    const where = `its interface ${eni.id} is in subnet ${subnet.id} (${subnet.cidrs.join(", ")}, ${subnet.availabilityZone})`;
+    const associate =
+      family === 6
+        ? "associate an IPv6 block with the subnet (aws ec2 associate-subnet-cidr-block) and plan the address from a pool of it, or "
+        : "";
+    throw new IpamError(
       "HOST_UNAVAILABLE",
-      `cannot put ${ip} on host ${hostLabel(instance)}: its interface ${eni.id} is in subnet ${subnet.id} ` +
-        `(${subnet.cidr}, ${subnet.availabilityZone}), which does not contain ${ip}; plan the address from a ` +
-        `pool whose range lies in ${subnet.cidr}, or place it on a host in the subnet that contains it`,
+      ofFamily.length === 0
+        ? `cannot put ${ip} on host ${hostLabel(instance)}: ${where}, which has no ${familyName(family)} CIDR ` +
+            `block; ${associate}place it on a host in a subnet that has one`
+        : `cannot put ${ip} on host ${hostLabel(instance)}: ${where}, which does not contain ${ip}; plan the ` +
+            `address from a pool whose range lies in ${ofFamily.join(" or ")}, or place it on a host in the ` +
+            `subnet that contains it`,
     );
+  };
 
   /** An assignment failure, with what to do where EC2 says why (a full interface, an address in use). */
-  const assignFailure = async (doing: string, err: unknown, instance: Ec2Instance, eni: Eni, ip?: string) => {
+  const assignFailure = async (
+    doing: string,
+    err: unknown,
+    instance: Ec2Instance,
+    eni: Eni,
+    ip?: string,
+    family: AddressFamily = ip ? addressFamily(ip) : 4,
+  ) => {
     const code = ec2ErrorCode(err);
-    if (code === "PrivateIpAddressLimitExceeded") {
-      const limit = await ec2.ipsPerInterface(instance.instanceType).catch(() => undefined);
-      const takes = limit
-        ? ` (a ${instance.instanceType} interface takes ${limit} IPv4 addresses, the primary included)`
-        : "";
+    if (code === "PrivateIpAddressLimitExceeded" || code === "InvalidInterface.IpAddressLimitExceeded") {
+      const limit = await ec2.addressesPerInterface(instance.instanceType, family).catch(() => undefined);
+      const takes =
+        limit === undefined
+          ? ""
+          : family === 4
+            ? ` (a ${instance.instanceType} interface takes ${limit} IPv4 addresses, the primary included)`
+            : ` (a ${instance.instanceType} interface takes ${limit} IPv6 addresses)`;
       return ec2Failure(
         doing,
         err,
@@ -200,9 +221,19 @@ export function awsProvisioner(
     // By subnet, then client-side: the `addresses.private-ip-address` filter is not reliable for
     // secondary addresses everywhere (moto matches primaries only).
     const all = await ec2.subnets(undefined, signal);
-    const overlapping = all.filter((s) => cidrs.some((c) => overlaps(c, s.cidr))).map((s) => s.id);
+    const overlapping = all
+      .filter((s) => cidrs.some((c) => s.cidrs.some((block) => overlaps(c, block))))
+      .map((s) => s.id);
     return overlapping.length === 0 ? [] : ec2.interfacesInSubnets(overlapping, signal);
   };
+
+  /** Puts one given address on an interface: a secondary private IPv4 address, or an IPv6 address. */
+  const assignOne = (eniId: string, ip: string, allowReassignment: boolean, signal?: AbortSignal) =>
+    addressFamily(ip) === 6
+      ? ec2.assignIpv6(eniId, [ip], signal)
+      : ec2.assign(eniId, { ips: [ip], allowReassignment }, signal).then(() => undefined);
+  const unassignOne = (eniId: string, ip: string, signal?: AbortSignal) =>
+    addressFamily(ip) === 6 ? ec2.unassignIpv6(eniId, [ip], signal) : ec2.unassign(eniId, [ip], signal);
 
   /**
    * The methods that put addresses on and take them off, acting for `owner` (see
@@ -229,6 +260,24 @@ export function awsProvisioner(
       tagged === undefined ? Promise.resolve(instance.interfaces) : ec2.interfacesOf(instance.id, signal);
 
     /**
+     * Takes `ip` off the interface; an interface or address already gone is fine. Returns whether
+     * it was taken off now.
+     */
+    const unassignFrom = async (eni: Eni, ip: string, signal?: AbortSignal): Promise<boolean> => {
+      try {
+        await unassignOne(eni.id, ip, signal);
+      } catch (err) {
+        const code = ec2ErrorCode(err);
+        // Gone already: the interface was deleted, or the address left it in the meantime.
+        if (code === "InvalidNetworkInterfaceID.NotFound") return false;
+        if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) return false;
+        const on = eni.instanceId ? ` of host ${eni.instanceId}` : "";
+        throw ec2Failure(`removing ${ip} from ${eni.id}${on}`, err);
+      }
+      if (eni.instanceId) hosts.removed(eni.instanceId);
+      return true;
+    };
+    /**
      * Takes `ip` off every interface of the host except `keep`, but only where it is this owner's
      * now: the record, read immediately before, names nobody else (an untagged address was placed
      * by an earlier version). An address another owner took over (adopt: true, another stack or a
@@ -243,16 +292,7 @@ export function awsProvisioner(
         if (eni.id === keep || claimedByOther(eni, ip)) continue;
         if (tagged !== undefined && recordOf(eni, ip) === tagged) ours.push(eni.id);
         if (!eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
-        try {
-          await ec2.unassign(eni.id, [ip], signal);
-        } catch (err) {
-          const code = ec2ErrorCode(err);
-          // Gone already: the interface was deleted, or the address left it in the meantime.
-          if (code === "InvalidNetworkInterfaceID.NotFound") continue;
-          if (code === "InvalidParameterValue" && /not assigned|does not have/i.test(String(err))) continue;
-          throw ec2Failure(`removing ${ip} from ${eni.id} of host ${hostLabel(instance)}`, err);
-        }
-        hosts.removed(instance.id);
+        await unassignFrom(eni, ip, signal);
       }
       return ours;
     };
@@ -285,7 +325,7 @@ export function awsProvisioner(
       async addSpecifiedIP(rawIp, host, signal) {
         const ip = canonicalAddress(rawIp);
         const { instance, eni, subnet } = await target(host, signal);
-        if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
+        const block = blockFor(ip, instance, eni, subnet);
         // Read now, not from the inventory: whoever has the address has it at this moment.
         const inSubnet = await ec2.interfacesInSubnets([subnet.id], signal);
         const delegated = inSubnet.find((n) => prefixHolding(n, ip));
@@ -294,7 +334,7 @@ export function awsProvisioner(
             "ADDRESS_IN_USE",
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is inside the prefix ${prefixHolding(delegated, ip)} ` +
               `delegated to ${delegated.id}${delegated.instanceId ? ` (instance ${delegated.instanceId})` : ""}: its ` +
-              `addresses are pods' (VPC CNI prefix delegation); ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
+              `addresses are pods' (VPC CNI prefix delegation); ${spareAdvice(ip, spareAddress(block, inSubnet, ip))}`,
           );
         }
         const holder = inSubnet.find((n) => holds(n, ip));
@@ -303,7 +343,7 @@ export function awsProvisioner(
             "ADDRESS_IN_USE",
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
               `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
-              `in subnet ${subnet.id}; ${spareAdvice(ip, spareAddress(subnet.cidr, inSubnet, ip))}`,
+              `in subnet ${subnet.id}; ${spareAdvice(ip, spareAddress(block, inSubnet, ip))}`,
           );
         }
         if (holder) {
@@ -313,7 +353,7 @@ export function awsProvisioner(
             if (!adopt) {
               throw new IpamError(
                 "ADDRESS_IN_USE",
-                `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already a secondary IP of its interface ` +
+                `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already ${asAddress(ip)} of its interface ` +
                   `${eni.id}, ${whose(holder, ip)}: the address is somebody else's (a VPC CNI warm IP, another ` +
                   `tool, another stack); free it there or exclude it from the pool so that another address is ` +
                   `planned, or set adopt: true on the EgressIpAssignment to take it over (an assignment putting ` +
@@ -328,7 +368,7 @@ export function awsProvisioner(
         // The record first: a create interrupted after it leaves a tag and no address (harmless),
         // never an address without its record.
         await tag(eni.id, ip, signal);
-        await ec2.assign(eni.id, { ips: [ip], allowReassignment: false }, signal).catch(async (err) => {
+        await assignOne(eni.id, ip, false, signal).catch(async (err) => {
           await untag([eni.id], ip).catch(() => undefined);
           const doing = `assigning ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
           throw await assignFailure(doing, err, instance, eni, ip);
@@ -345,11 +385,12 @@ export function awsProvisioner(
 
       async moveIP(rawIp, oldHost, newHost, signal) {
         const ip = canonicalAddress(rawIp);
+        const family = addressFamily(ip);
         const [{ instance, eni, subnet }, old] = await Promise.all([
           target(newHost, signal),
           hosts.find(oldHost, signal),
         ]);
-        if (!inCidr(ip, subnet.cidr)) throw outsideSubnet(ip, instance, eni, subnet);
+        blockFor(ip, instance, eni, subnet);
         // Who has the address, read immediately before reassigning: reassignment takes it from
         // whichever interface has it, so that must be the old host, and not another owner's.
         const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
@@ -375,9 +416,13 @@ export function awsProvisioner(
             );
           }
           await tag(eni.id, ip, signal);
-          await ec2.assign(eni.id, { ips: [ip], allowReassignment: true }, signal).catch(async (err) => {
+          // EC2 reassigns no IPv6 address: off the old interface first, and back on it if the new
+          // one refuses it, so that exactly one interface has it whatever happens.
+          const takenOff = family === 6 && holder ? await unassignFrom(holder, ip, signal) : false;
+          await assignOne(eni.id, ip, true, signal).catch(async (err) => {
+            if (takenOff) await ec2.assignIpv6(holder!.id, [ip]).catch(() => undefined);
             const doing = `moving ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
-            throw await assignFailure(doing, err, instance, eni);
+            throw await assignFailure(doing, err, instance, eni, undefined, family);
           });
           hosts.placed(instance.id);
         } else if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
@@ -385,7 +430,7 @@ export function awsProvisioner(
           // record goes first): somebody else's, put there while the address was away.
           throw new IpamError(
             "ADDRESS_IN_USE",
-            `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is already a secondary IP of ` +
+            `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is already ${asAddress(ip)} of ` +
               `its interface ${eni.id}, ${whose(holder, ip)}: the address is somebody else's now; free it there ` +
               `and run pulumi up again, or remove this assignment from the program (its delete leaves the ` +
               `address to its owner)`,
@@ -472,14 +517,19 @@ export function awsProvisioner(
     async assignCIDR() {},
 
     async usedAddresses(cidrs, signal) {
-      const used = new Map<string, bigint>();
+      // Every address of every interface, IPv4 and IPv6, and what delegated prefixes hold (an IPv6
+      // prefix as one block), in address order.
+      const used = new Map<string, AddressBlock>();
       for (const eni of await interfacesWithin(cidrs, signal)) {
-        for (const { ip } of eni.addresses) {
-          if (cidrs.some((c) => inCidr(ip, c))) used.set(canonicalAddress(ip), parseAddress(ip).value);
-        }
-        for (const ip of prefixAddressesWithin(eni, cidrs)) used.set(ip, parseAddress(ip).value);
+        const inside = eni.addresses
+          .map((a) => a.ip)
+          .filter((ip) => cidrs.some((c) => prefixContains(c, ip)));
+        for (const text of [...inside, ...prefixUseWithin(eni, cidrs)])
+          used.set(text, parseAddressBlock(text));
       }
-      return [...used].sort(([, a], [, b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([ip]) => ip);
+      const order = ([, a]: [string, AddressBlock], [, b]: [string, AddressBlock]) =>
+        a.family - b.family || (a.first < b.first ? -1 : a.first > b.first ? 1 : 0);
+      return [...used].sort(order).map(([text]) => text);
     },
 
     async placements(cidrs, signal) {
@@ -496,15 +546,21 @@ export function awsProvisioner(
       const where = ["--region", region, ...(config.endpoint ? ["--endpoint-url", config.endpoint] : [])];
       return enis.flatMap((eni) =>
         eni.addresses
-          .filter((a) => !a.primary && cidrs.some((c) => inCidr(a.ip, c)))
+          .filter((a) => !a.primary && cidrs.some((c) => prefixContains(c, a.ip)))
           .map((a) => ({
             ip: canonicalAddress(a.ip),
             host: eni.instanceId ?? eni.id,
             aliases: eni.instanceId && dnsNames.has(eni.instanceId) ? [dnsNames.get(eni.instanceId)!] : [],
-            removeCommand: shellCommand(
-              ...["aws", "ec2", "unassign-private-ip-addresses", ...where],
-              ...["--network-interface-id", eni.id, "--private-ip-addresses", a.ip],
-            ),
+            removeCommand:
+              addressFamily(a.ip) === 6
+                ? shellCommand(
+                    ...["aws", "ec2", "unassign-ipv6-addresses", ...where],
+                    ...["--network-interface-id", eni.id, "--ipv6-addresses", a.ip],
+                  )
+                : shellCommand(
+                    ...["aws", "ec2", "unassign-private-ip-addresses", ...where],
+                    ...["--network-interface-id", eni.id, "--private-ip-addresses", a.ip],
+                  ),
             // The owner record: which assignment's tag (a VPC CNI pod or warm IP has none).
             ...(eni.tags?.[ownerTagKey(a.ip)] ? { owners: [eni.tags[ownerTagKey(a.ip)]!] } : {}),
           })),

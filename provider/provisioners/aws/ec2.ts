@@ -1,4 +1,6 @@
 import { IpamError } from "../../core/ipam-error";
+import { canonicalAddress, type AddressFamily } from "../../allocator";
+import { prefixContains } from "../../allocator/prefix";
 import type {
   _InstanceType,
   EC2Client,
@@ -13,7 +15,10 @@ import { ec2ErrorCode, withRetry, type RetryPolicy } from "./ec2-retry";
 // that use another provisioner never need it.
 const sdk = () => require("@aws-sdk/client-ec2") as typeof import("@aws-sdk/client-ec2");
 
-/** A private IPv4 address of an interface. */
+/**
+ * An address of an interface: a private IPv4 address (`primary`: the interface's own) or an IPv6
+ * address (`primary`: EC2's primary IPv6, `IsPrimaryIpv6`), canonical.
+ */
 export interface EniAddress {
   ip: string;
   primary: boolean;
@@ -28,11 +33,12 @@ export interface Eni {
   /** The instance it is attached to, if any. */
   instanceId?: string;
   description?: string;
+  /** Its private IPv4 addresses, then its IPv6 addresses. */
   addresses: EniAddress[];
   /**
-   * IPv4 prefixes delegated to the interface (`Ipv4Prefixes`: the VPC CNI's prefix delegation puts
-   * /28s there for pods). Every address inside one is in use, and each takes one of the
-   * interface's address slots.
+   * Prefixes delegated to the interface (`Ipv4Prefixes`, `Ipv6Prefixes`: the VPC CNI's prefix
+   * delegation puts IPv4 /28s or IPv6 /80s there for pods). Every address inside one is in use,
+   * and each takes one of the interface's address slots of its family.
    */
   prefixes?: string[];
   /**
@@ -53,11 +59,20 @@ export interface Ec2Instance {
   interfaces: Eni[];
 }
 
-/** A subnet's ID, IPv4 CIDR and availability zone. */
+/** A subnet's ID, CIDR blocks and availability zone. */
 export interface Subnet {
   id: string;
-  cidr: string;
+  /**
+   * Its IPv4 CIDR block (absent for an IPv6-only subnet), then its associated IPv6 CIDR blocks:
+   * EC2 assigns an interface only addresses of its own subnet's blocks.
+   */
+  cidrs: string[];
   availabilityZone: string;
+}
+
+/** The block of `subnet` that contains `ip`, if any. */
+export function subnetBlockOf(subnet: Subnet, ip: string): string | undefined {
+  return subnet.cidrs.find((c) => prefixContains(c, ip));
 }
 
 /** Where the EC2 API is and how calls to it are retried. Credentials come from the default chain. */
@@ -67,13 +82,31 @@ export interface Ec2Options {
   retry: RetryPolicy;
 }
 
-const prefixesOf = (list: { Ipv4Prefix?: string }[] | undefined): string[] =>
-  (list ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : []));
+/** What DescribeInstances and DescribeNetworkInterfaces both say about an interface's addresses. */
+interface AddressLists {
+  PrivateIpAddresses?: { PrivateIpAddress?: string; Primary?: boolean }[];
+  Ipv6Addresses?: { Ipv6Address?: string; IsPrimaryIpv6?: boolean }[];
+  Ipv4Prefixes?: { Ipv4Prefix?: string }[];
+  Ipv6Prefixes?: { Ipv6Prefix?: string }[];
+}
 
-const addressesOf = (list: { PrivateIpAddress?: string; Primary?: boolean }[] | undefined): EniAddress[] =>
-  (list ?? []).flatMap((a) =>
+const prefixesOf = (n: AddressLists): string[] => [
+  ...(n.Ipv4Prefixes ?? []).flatMap((p) => (p.Ipv4Prefix ? [p.Ipv4Prefix] : [])),
+  ...(n.Ipv6Prefixes ?? []).flatMap((p) => (p.Ipv6Prefix ? [p.Ipv6Prefix] : [])),
+];
+
+// IPv6 text is canonicalized: EC2 compares it as given (an emulator keeps whatever spelling it got).
+const addressesOf = (n: AddressLists): EniAddress[] => [
+  ...(n.PrivateIpAddresses ?? []).flatMap((a) =>
     a.PrivateIpAddress ? [{ ip: a.PrivateIpAddress, primary: Boolean(a.Primary) }] : [],
-  );
+  ),
+  ...(n.Ipv6Addresses ?? []).flatMap((a) =>
+    a.Ipv6Address ? [{ ip: canonicalAddress(a.Ipv6Address), primary: Boolean(a.IsPrimaryIpv6) }] : [],
+  ),
+];
+
+/** Association states of a subnet's IPv6 block that mean it is not (or no longer) the subnet's. */
+const goneStates = new Set(["disassociating", "disassociated", "failing", "failed"]);
 
 function instanceEni(n: InstanceNetworkInterface): Eni {
   return {
@@ -81,8 +114,8 @@ function instanceEni(n: InstanceNetworkInterface): Eni {
     subnetId: n.SubnetId ?? "",
     deviceIndex: n.Attachment?.DeviceIndex,
     description: n.Description,
-    addresses: addressesOf(n.PrivateIpAddresses),
-    prefixes: prefixesOf(n.Ipv4Prefixes),
+    addresses: addressesOf(n),
+    prefixes: prefixesOf(n),
   };
 }
 
@@ -93,8 +126,8 @@ function standaloneEni(n: NetworkInterface): Eni {
     deviceIndex: n.Attachment?.DeviceIndex,
     instanceId: n.Attachment?.InstanceId,
     description: n.Description,
-    addresses: addressesOf(n.PrivateIpAddresses),
-    prefixes: prefixesOf(n.Ipv4Prefixes),
+    addresses: addressesOf(n),
+    prefixes: prefixesOf(n),
     tags: Object.fromEntries((n.TagSet ?? []).flatMap((t) => (t.Key ? [[t.Key, t.Value ?? ""]] : []))),
   };
 }
@@ -126,7 +159,7 @@ function chunks<T>(items: T[], size = 200): T[][] {
 export class Ec2 {
   private readonly client: EC2Client;
   private readonly retry: RetryPolicy;
-  private readonly ipsPerInterfaceByType = new Map<string, Promise<number>>();
+  private readonly networkInfoByType = new Map<string, Promise<Record<AddressFamily, number>>>();
 
   constructor(options: Ec2Options) {
     this.client = new (sdk().EC2Client)({
@@ -231,40 +264,52 @@ export class Ec2 {
       ids !== undefined,
     );
     return pages.flatMap((out) =>
-      (out.Subnets ?? []).flatMap((s) =>
-        s.SubnetId && s.CidrBlock
-          ? [{ id: s.SubnetId, cidr: s.CidrBlock, availabilityZone: s.AvailabilityZone ?? "" }]
-          : [],
-      ),
+      (out.Subnets ?? []).flatMap((s) => {
+        const ipv6 = (s.Ipv6CidrBlockAssociationSet ?? []).flatMap((a) =>
+          a.Ipv6CidrBlock && !goneStates.has(String(a.Ipv6CidrBlockState?.State)) ? [a.Ipv6CidrBlock] : [],
+        );
+        const cidrs = [...(s.CidrBlock ? [s.CidrBlock] : []), ...ipv6];
+        return s.SubnetId && cidrs.length > 0
+          ? [{ id: s.SubnetId, cidrs, availabilityZone: s.AvailabilityZone ?? "" }]
+          : [];
+      }),
     );
   }
 
-  /** IPv4 addresses one interface of this instance type can carry, the primary included (cached). */
-  ipsPerInterface(instanceType: string, signal?: AbortSignal): Promise<number> {
-    let limit = this.ipsPerInterfaceByType.get(instanceType);
-    if (!limit) {
-      limit = this.call(
+  /**
+   * Addresses of `family` one interface of this instance type can carry (`Ipv4AddressesPerInterface`,
+   * the primary included; `Ipv6AddressesPerInterface`, 0 for a type without IPv6), cached per type.
+   */
+  async addressesPerInterface(
+    instanceType: string,
+    family: AddressFamily,
+    signal?: AbortSignal,
+  ): Promise<number> {
+    let info = this.networkInfoByType.get(instanceType);
+    if (!info) {
+      info = this.call(
         (abortSignal) =>
           this.client.send(
             new (sdk().DescribeInstanceTypesCommand)({ InstanceTypes: [instanceType as _InstanceType] }),
-            {
-              abortSignal,
-            },
+            { abortSignal },
           ),
         signal,
       ).then((out) => {
-        const n = out.InstanceTypes?.[0]?.NetworkInfo?.Ipv4AddressesPerInterface;
-        if (!n)
+        const network = out.InstanceTypes?.[0]?.NetworkInfo;
+        if (!network?.Ipv4AddressesPerInterface)
           throw new IpamError(
             "PROVISIONER_FAILED",
             `EC2 does not report how many IPv4 addresses a ${instanceType} interface takes`,
           );
-        return n;
+        return {
+          4: network.Ipv4AddressesPerInterface,
+          6: network.Ipv6Supported === false ? 0 : (network.Ipv6AddressesPerInterface ?? 0),
+        };
       });
-      limit.catch(() => this.ipsPerInterfaceByType.delete(instanceType));
-      this.ipsPerInterfaceByType.set(instanceType, limit);
+      info.catch(() => this.networkInfoByType.delete(instanceType));
+      this.networkInfoByType.set(instanceType, info);
     }
-    return limit;
+    return (await info)[family];
   }
 
   /**
@@ -311,23 +356,51 @@ export class Ec2 {
     );
   }
 
-  /** Sets tags on an interface (CreateTags overwrites a key's value). */
-  async tag(eniId: string, tags: Record<string, string>, signal?: AbortSignal): Promise<void> {
-    const Tags = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+  /**
+   * Assigns the given IPv6 addresses to an interface. EC2 has no reassignment for IPv6: an address
+   * another interface has is refused, so a move takes it off there first.
+   */
+  async assignIpv6(eniId: string, ips: string[], signal?: AbortSignal): Promise<void> {
     await this.call(
       (abortSignal) =>
-        this.client.send(new (sdk().CreateTagsCommand)({ Resources: [eniId], Tags }), { abortSignal }),
+        this.client.send(
+          new (sdk().AssignIpv6AddressesCommand)({ NetworkInterfaceId: eniId, Ipv6Addresses: ips }),
+          { abortSignal },
+        ),
       signal,
       true,
     );
   }
 
-  /** Removes tags (by key) from an interface; an absent key is not an error. */
-  async untag(eniId: string, keys: string[], signal?: AbortSignal): Promise<void> {
+  /** Unassigns IPv6 addresses from an interface. */
+  async unassignIpv6(eniId: string, ips: string[], signal?: AbortSignal): Promise<void> {
+    await this.call(
+      (abortSignal) =>
+        this.client.send(
+          new (sdk().UnassignIpv6AddressesCommand)({ NetworkInterfaceId: eniId, Ipv6Addresses: ips }),
+          { abortSignal },
+        ),
+      signal,
+    );
+  }
+
+  /** Sets tags on a resource: an interface, an Elastic IP allocation (CreateTags overwrites a key's value). */
+  async tag(resourceId: string, tags: Record<string, string>, signal?: AbortSignal): Promise<void> {
+    const Tags = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+    await this.call(
+      (abortSignal) =>
+        this.client.send(new (sdk().CreateTagsCommand)({ Resources: [resourceId], Tags }), { abortSignal }),
+      signal,
+      true,
+    );
+  }
+
+  /** Removes tags (by key) from a resource; an absent key is not an error. */
+  async untag(resourceId: string, keys: string[], signal?: AbortSignal): Promise<void> {
     const Tags = keys.map((Key) => ({ Key }));
     await this.call(
       (abortSignal) =>
-        this.client.send(new (sdk().DeleteTagsCommand)({ Resources: [eniId], Tags }), { abortSignal }),
+        this.client.send(new (sdk().DeleteTagsCommand)({ Resources: [resourceId], Tags }), { abortSignal }),
       signal,
     );
   }

@@ -1,27 +1,22 @@
 import { IpamError } from "../../core/ipam-error";
 import { leastLoaded } from "../least-loaded";
-import { parseAddress } from "../../allocator/address";
-import { parsePrefix } from "../../allocator/prefix";
+import { addressFamily, familyName, type AddressFamily } from "../../allocator/address";
+import { prefixContains } from "../../allocator/prefix";
 import type { Ec2Instance } from "./ec2";
 import { hostLabel, primaryInterface } from "./hosts";
+import { prefixCount } from "./prefixes";
 
 /** What a {@link HostPlan} reads: the zone's eligible instances, subnets, instance type limits. */
 export interface HostPlanSource {
   /** The zone's eligible instances (running, tagged) as EC2 reports them. */
   eligible(zone: string, signal?: AbortSignal): Promise<Ec2Instance[]>;
-  /** A subnet's IPv4 CIDR. */
-  subnetCidr(subnetId: string, signal?: AbortSignal): Promise<string>;
-  /** IPv4 addresses an interface of the type takes, the primary included. */
-  ipsPerInterface(instanceType: string, signal?: AbortSignal): Promise<number>;
+  /** A subnet's CIDR blocks: its IPv4 CIDR, then its IPv6 ones (one string: its IPv4 CIDR alone). */
+  subnetCidr(subnetId: string, signal?: AbortSignal): Promise<string | string[]>;
+  /** Addresses of the family (default IPv4) an interface of the type takes (IPv4: the primary included). */
+  ipsPerInterface(instanceType: string, signal?: AbortSignal, family?: AddressFamily): Promise<number>;
   /** How a zone's hosts are described in messages (`tagged role=egress`, or ""). */
   tagText: string;
   region: string;
-}
-
-function inCidr(ip: string, cidr: string): boolean {
-  const a = parseAddress(ip);
-  const p = parsePrefix(cidr);
-  return a.family === p.family && a.value >= p.network && a.value <= p.last;
 }
 
 /**
@@ -30,11 +25,11 @@ function inCidr(ip: string, cidr: string): boolean {
  * not of the order the engine checks resources in.
  *
  * Candidates are the zone's eligible instances whose primary interface is in the subnet that
- * contains the address (EC2 puts a secondary IP only in the interface's own subnet) and that have
- * a free slot for one more address (per instance type, the primary address included; a delegated
- * prefix takes a slot), counting
- * the addresses this process planned. Among them: the fewest secondary addresses and prefixes on the
- * primary interface as EC2 reported them, ties by a hash of the address and the instance ID
+ * contains the address (EC2 puts a secondary IP, or an IPv6 address, only in a block of the
+ * interface's own subnet) and that have a free slot of the address's family for one more address
+ * (per instance type, IPv4's primary address included; a delegated prefix takes a slot), counting
+ * the addresses this process planned. Among them: the fewest secondary addresses and prefixes of
+ * that family on the primary interface as EC2 reported them, ties by a hash of the address and the instance ID
  * ({@link leastLoaded}). The zone's list is read once per process (a deployment) and kept: a
  * later read would count this deployment's own placements and change the order.
  */
@@ -58,6 +53,7 @@ export class HostPlan {
           `${this.source.tagText} is there; start one, or check the failure domain name and the provisioner's hostTags`,
       );
     }
+    const family = addressFamily(ip);
     const holderOf = new Map<string, string | undefined>();
     for (const i of instances) for (const a of primaryInterface(i)?.addresses ?? []) holderOf.set(a.ip, i.id);
     for (const [a, id] of this.planned) holderOf.set(a, id);
@@ -69,20 +65,31 @@ export class HostPlan {
         skipped.push(`${hostLabel(instance)}: no network interface`);
         continue;
       }
-      const cidr = await this.source.subnetCidr(eni.subnetId, signal);
-      if (!inCidr(ip, cidr)) {
-        skipped.push(`${hostLabel(instance)}: its interface ${eni.id} is in ${eni.subnetId} (${cidr})`);
+      const cidrs = [await this.source.subnetCidr(eni.subnetId, signal)].flat();
+      if (!cidrs.some((c) => prefixContains(c, ip))) {
+        skipped.push(
+          `${hostLabel(instance)}: its interface ${eni.id} is in ${eni.subnetId} (${cidrs.join(", ")})`,
+        );
         continue;
       }
-      const limit = await this.source.ipsPerInterface(instance.instanceType, signal);
-      // The primary address counts (the limit includes it); the address itself needs no new slot.
-      const prefixes = eni.prefixes?.length ?? 0;
-      const used = [...holderOf].filter(([a, id]) => id === instance.id && a !== ip).length + prefixes;
+      const limit = await this.source.ipsPerInterface(instance.instanceType, signal, family);
+      // What the interface has (IPv4: the primary included, as in the limit) and what this process
+      // planned there; the address itself needs no new slot.
+      const prefixes = prefixCount(eni, family);
+      const used =
+        [...holderOf].filter(([a, id]) => id === instance.id && a !== ip && addressFamily(a) === family)
+          .length + prefixes;
       if (used >= limit) {
-        skipped.push(`${hostLabel(instance)}: full (${instance.instanceType}: ${used}/${limit})`);
+        skipped.push(
+          limit === 0
+            ? `${hostLabel(instance)}: a ${instance.instanceType} interface takes no ${familyName(family)} address`
+            : `${hostLabel(instance)}: full (${instance.instanceType}: ${used}/${limit}${family === 6 ? " IPv6" : ""})`,
+        );
         continue;
       }
-      const secondaries = eni.addresses.filter((a) => !a.primary && a.ip !== ip).length;
+      const secondaries = eni.addresses.filter(
+        (a) => !a.primary && a.ip !== ip && addressFamily(a.ip) === family,
+      ).length;
       usable.push({ instance, load: secondaries + prefixes });
     }
     if (usable.length === 0) {

@@ -1,5 +1,7 @@
 import { IpamError } from "../../core/ipam-error";
 import type { Filter } from "@aws-sdk/client-ec2";
+import { addressFamily, type AddressFamily } from "../../allocator";
+import { prefixCount } from "./prefixes";
 import { leastLoaded } from "../least-loaded";
 import type { Ec2, Ec2Instance, Eni } from "./ec2";
 
@@ -9,6 +11,14 @@ const instanceIdPattern = /^i-[0-9a-f]{8,17}$/;
 /** The primary interface of an instance (device index 0), where egress IPs go. */
 export function primaryInterface(instance: Ec2Instance): Eni | undefined {
   return instance.interfaces.find((n) => n.deviceIndex === 0) ?? instance.interfaces[0];
+}
+
+/**
+ * The interface's slots of `family` in use: its addresses of that family (the primary included) and
+ * its delegated prefixes of that family, each of which takes a slot as an address does.
+ */
+export function slotsUsed(eni: Eni, family: AddressFamily): number {
+  return eni.addresses.filter((a) => addressFamily(a.ip) === family).length + prefixCount(eni, family);
 }
 
 /** An instance as error messages name it: `i-0abc (ip-10-0-1-4.ec2.internal, us-east-1a)`. */
@@ -92,10 +102,10 @@ export class HostInventory {
     const scored = await Promise.all(
       instances.map(async (i) => {
         const extra = (this.planned.get(i.id) ?? 0) + (this.changed.get(i.id) ?? 0);
-        // A delegated prefix (VPC CNI prefix mode) takes a slot, as an address does.
+        // No address is known yet: EC2 picks an IPv4 one (addRandomIP).
         const eni = primaryInterface(i);
-        const addresses = (eni?.addresses.length ?? 0) + (eni?.prefixes?.length ?? 0);
-        const limit = await this.ec2.ipsPerInterface(i.instanceType, signal);
+        const addresses = eni ? slotsUsed(eni, 4) : 0;
+        const limit = await this.ec2.addressesPerInterface(i.instanceType, 4, signal);
         return { instance: i, load: Math.max(0, addresses - 1 + extra), used: addresses + extra, limit };
       }),
     );

@@ -11,7 +11,11 @@ import { prefixHolding } from "./prefixes";
  */
 export function spareAddress(cidr: string, enis: Eni[], ip: string): string | undefined {
   const subnet = parsePrefix(cidr);
-  const used = new Set(enis.flatMap((n) => n.addresses.map((a) => parseAddress(a.ip).value)));
+  const used = new Set(
+    enis
+      .flatMap((n) => n.addresses.map((a) => parseAddress(a.ip)))
+      .flatMap((a) => (a.family === subnet.family ? [a.value] : [])),
+  );
   const first = subnet.network + 4n;
   const last = subnet.last - 1n;
   const size = last - first + 1n;
