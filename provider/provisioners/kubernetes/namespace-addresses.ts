@@ -5,6 +5,7 @@ import type { NamespaceAddress } from "../egress-ip-provisioner";
 import { selectorMatches, type EgressView } from "./egress-view";
 import type { NodePlanner } from "./node-planner";
 import { forget, shared } from "../../core/process-registry";
+import type { KubeClients } from "../../kube/kube-config";
 
 // What a cluster already gives a namespace, whoever wrote it: read by `adopt: true` on an EgressIp
 // so that its plan is exactly those addresses and hosts.
@@ -81,29 +82,48 @@ async function readFacts(planner: NodePlanner, namespace: string): Promise<Names
 }
 
 /**
- * The addresses the cluster gives `namespace` (see {@link presentAddresses}), with each node's
- * failure domain as the provisioner's zone label and node selector see it; `hostOf` names the host
- * as the provisioner does (ocp-dynamic: the SDN master places them). A namespace that does not exist
- * has none.
+ * The Namespace's name, labels and annotations, or undefined when it does not exist. Read once per
+ * process, as the egress objects are: every plan of a deployment sees one picture.
+ */
+export function namespaceFactsOf(
+  planner: NodePlanner,
+  namespace: string,
+): Promise<NamespaceFacts | undefined> {
+  const { kube } = planner;
+  const key = JSON.stringify([kube.server, kube.context, namespace]);
+  return shared("namespace-facts", key, () => {
+    const read = readFacts(planner, namespace);
+    read.catch(() => forget("namespace-facts", key));
+    return read;
+  });
+}
+
+/** Where a kind sees a namespace's addresses: {@link presentAddresses} for OpenShift SDN and OVN. */
+export type PresentAddresses = (
+  view: EgressView,
+  ns: NamespaceFacts,
+  signal?: AbortSignal,
+) => SeenAddress[] | Promise<SeenAddress[]>;
+
+/**
+ * The addresses the cluster gives `namespace` (`present`, by default {@link presentAddresses}),
+ * with each node's failure domain as the provisioner's zone label and node selector see it;
+ * `hostOf` names the host as the provisioner does (ocp-dynamic: the SDN master places them). A
+ * namespace that does not exist has none.
  */
 export async function namespaceAddressesOf(
   planner: NodePlanner,
   namespace: string,
   hostOf: (node: string) => string = (node) => node,
   signal?: AbortSignal,
+  present: PresentAddresses = presentAddresses,
 ): Promise<NamespaceAddress[]> {
-  const { kube, nodes } = planner;
-  // Read once per process, as the egress objects are: every plan of a deployment sees one picture.
-  const key = JSON.stringify([kube.server, kube.context, namespace]);
-  const facts = await shared("namespace-facts", key, () => {
-    const read = readFacts(planner, namespace);
-    read.catch(() => forget("namespace-facts", key));
-    return read;
-  });
+  const { nodes } = planner;
+  const facts = await namespaceFactsOf(planner, namespace);
   if (!facts) return [];
   const [view, all] = await Promise.all([planner.egressView(), nodes.all(signal)]);
   const zoneOf = new Map(all.map((n) => [n.name, n.zone]));
-  return presentAddresses(view, facts).map((a) => {
+  return (await present(view, facts, signal)).map((a) => {
     const zone = a.node === undefined ? undefined : zoneOf.get(a.node);
     return {
       ip: a.ip,
@@ -112,4 +132,26 @@ export async function namespaceAddressesOf(
       ...(zone === undefined ? {} : { failureDomain: zone }),
     };
   });
+}
+
+/**
+ * Every Namespace's name, labels and annotations: what `adopt` needs to tell whether a hand-made
+ * object serves one namespace alone.
+ */
+export async function listNamespaceFacts(kube: KubeClients, why: string): Promise<NamespaceFacts[]> {
+  const list = await kube.core.listNamespace().catch((err: unknown) => {
+    throw kubeFailure(`listing Namespaces (${why})`, err, kube);
+  });
+  return list.items.map((n) => ({
+    name: n.metadata?.name ?? "",
+    labels: n.metadata?.labels ?? {},
+    annotations: n.metadata?.annotations ?? {},
+  }));
+}
+
+/** `no namespace`, `namespace a`, `namespaces a, b, c, d, e, …`: who an object serves, in messages. */
+export function namedNamespaces(names: string[]): string {
+  if (names.length === 0) return "no namespace";
+  const shown = `${names.slice(0, 5).join(", ")}${names.length > 5 ? ", …" : ""}`;
+  return names.length === 1 ? `namespace ${shown}` : `namespaces ${shown}`;
 }
