@@ -6,6 +6,7 @@ import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
 import type { AddressLocations } from "./node-planner";
 import { isManaged } from "./managed-by";
 import { readOwners } from "./owners";
+import { adoptedForAnnotation } from "./ovn";
 
 // The CiliumEgressGatewayPolicy objects of the cilium kind: their names, the spec written for a
 // namespace's gateways, and what planning and `check` read back from the cluster's policies.
@@ -30,7 +31,10 @@ export function ciliumLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
   const namespaceOf = new Map<string, string>();
   for (const p of view.ciliumPolicies) {
-    const ns = isManaged(p.labels) ? namespaceOfPolicy(p.name) : undefined;
+    // A policy taken over by adopt says which namespace it serves; ours are named after it.
+    const ns = isManaged(p.labels)
+      ? (p.annotations[adoptedForAnnotation] ?? namespaceOfPolicy(p.name))
+      : undefined;
     for (const g of p.gateways) {
       if (!g.ip) continue;
       if (g.node) nodeOf.set(g.ip, g.node);

@@ -27,7 +27,8 @@ export function describeScope(s: PolicyScope): string {
   return `destinations ${s.destinations.join(", ") || "(none)"}${excluding}`;
 }
 
-const sameScope = (a: PolicyScope, b: PolicyScope) =>
+/** Whether two scopes send the same (in the same order). */
+export const sameScope = (a: PolicyScope, b: PolicyScope): boolean =>
   JSON.stringify([a.destinations, a.excluded]) === JSON.stringify([b.destinations, b.excluded]);
 
 /**
@@ -45,7 +46,8 @@ const advice = (namespace: string) =>
  * Refuses a scope for `namespace`'s policy that differs from what another EgressIp of this
  * deployment asks (naming both), or from the live policy's when that carries gateways recorded for
  * another stack (naming its owners). `holder` names this assignment's resource (`EgressIp team-a`);
- * `owner` is its owner record (`<stack identity> <URN>`).
+ * `owner` is its owner record (`<stack identity> <URN>`); `policyName` the namespace's policy (one
+ * taken over by adopt has its own name).
  * @throws IpamError SCOPE_CONFLICT naming both holders, both scopes and what to do.
  */
 export async function refuseSplitScope(
@@ -54,6 +56,7 @@ export async function refuseSplitScope(
   config: CiliumProvisionerConfig,
   holder: string,
   owner: string | undefined,
+  policyName: string = ciliumObjectName(namespace),
 ): Promise<void> {
   const scope = scopeOf(config);
   const key = `${kube.server} ${namespace}`;
@@ -66,7 +69,7 @@ export async function refuseSplitScope(
         `${describeScope(first.scope)}: ${advice(namespace)}`,
     );
   }
-  const live = await readObject(kube, policyRef(ciliumObjectName(namespace)));
+  const live = await readObject(kube, policyRef(policyName));
   if (!live || !isManaged(live.metadata?.labels ?? {})) return;
   const spec = (live.spec ?? {}) as { destinationCIDRs?: unknown; excludedCIDRs?: unknown };
   const strings = (v: unknown) =>
@@ -80,7 +83,7 @@ export async function refuseSplitScope(
   throw new IpamError(
     "SCOPE_CONFLICT",
     `${holder} asks for ${describeScope(scope)} in namespace ${namespace}, and CiliumEgressGatewayPolicy ` +
-      `${ciliumObjectName(namespace)} sends ${describeScope(written)} through gateways of another stack ` +
+      `${policyName} sends ${describeScope(written)} through gateways of another stack ` +
       `(${others.slice(0, 3).join(", ")}${others.length > 3 ? ", …" : ""}): ${advice(namespace)}; to change ` +
       `the scope the stacks share, take the other stacks' EgressIps of namespace ${namespace} out (pulumi up ` +
       `there), change it here, and give them the new destinations`,

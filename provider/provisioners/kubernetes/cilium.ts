@@ -1,36 +1,34 @@
 import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { clusterView } from "../../kube/cluster-identity";
-import { editObject, type KubeObject } from "../../kube/object-edit";
-import type { EgressIPProvisioner } from "../egress-ip-provisioner";
-import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
+import { kubeFailure } from "../../kube/kube-errors";
+import { editObject, listObjects, type KubeObject } from "../../kube/object-edit";
+import type { AdoptPresent, EgressIPProvisioner, InstanceSettings } from "../egress-ip-provisioner";
 import { compensated } from "./address-lists";
+import { namespacePolicyName, policyWrite, refuseUnadoptable, takeoverTarget } from "./cilium-adopt";
 import {
-  ciliumLocations,
-  ciliumObjectName,
-  ciliumPlacements,
-  isManaged,
-  policyRef,
-  policySpec,
-} from "./cilium-policy";
+  ciliumAddresses,
+  needsNodes,
+  readCiliumPolicyFacts,
+  type CiliumPolicyFacts,
+} from "./cilium-namespaces";
+import { ciliumLocations, ciliumPlacements, isManaged, policyRef, policySpec } from "./cilium-policy";
+import { refuseSplitScope, sameScope, scopeOf } from "./cilium-scope";
 import {
   addressesWithin,
+  api,
   readCiliumPolicy,
   readEgressView,
   viewAddresses,
   type CiliumGateway,
-  type EgressView,
 } from "./egress-view";
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
-import { refuseSplitScope } from "./cilium-scope";
+import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
+import { nodeCloud } from "./node-cloud";
 import { plannerFor } from "./node-planner";
 import type { KubeNode } from "./nodes";
-import { nodeCloud } from "./node-cloud";
-import { managedBy } from "./ovn";
-
-export { ciliumObjectName } from "./cilium-policy";
+import { adoptedForAnnotation } from "./ovn";
 import {
-  ownersAnnotation,
   ownersValue,
   readOwners,
   refuseTakenOver,
@@ -38,6 +36,8 @@ import {
   withoutAddressOwner,
   type Owners,
 } from "./owners";
+
+export { ciliumObjectName } from "./cilium-policy";
 
 /**
  * The `cilium` provisioner (Cilium egress gateway): the addresses of a namespace are the gateways of
@@ -81,31 +81,45 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
 
   const specFor = (name: string, gateways: CiliumGateway[]) => policySpec(name, gateways, config);
 
+  /** Every Node with its labels (a gateway's nodeSelector may match any of them). */
+  const allNodes = async () => {
+    const list = await kube.core.listNode().catch((err: unknown) => {
+      throw kubeFailure("listing Nodes (which a gateway's nodeSelector matches)", err, kube);
+    });
+    return list.items.map((n) => ({ name: n.metadata?.name ?? "", labels: n.metadata?.labels ?? {} }));
+  };
+  const listPolicies = async (): Promise<CiliumPolicyFacts[]> =>
+    (await listObjects(kube, api.cilium, "CiliumEgressGatewayPolicy")).map(readCiliumPolicyFacts);
+
   /**
-   * Edits the namespace's policy: `change` gets its gateways and owner record and returns both, or
-   * undefined for no change; the policy is created with its first gateway and deleted with its last.
+   * Edits the namespace's policy, `target` (its own, one adopted for it, or with `takeOver` one
+   * written by hand that adopt takes over): `change` gets its gateways and owner record and returns
+   * both, or undefined for no change; the policy is created with its first gateway and deleted with
+   * its last. A policy taken over is labelled ours and annotated with the namespace; from then on it
+   * keeps its selectors and every gateway entry that still says the same (see adoptedSpec).
    */
   const editPolicy = (
     name: string,
+    target: { name: string; takeOver: boolean },
     doing: string,
-    takeOver: boolean,
     change: (
       gateways: CiliumGateway[],
       owners: Owners,
     ) => { gateways: CiliumGateway[]; owners: Owners } | undefined,
     signal?: AbortSignal,
   ) => {
-    const objectName = ciliumObjectName(name);
+    const objectName = target.name;
     return editObject(
       kube,
       policyRef(objectName),
       doing,
       (current: KubeObject | undefined) => {
-        if (current && !isManaged(current.metadata?.labels ?? {}) && !takeOver) {
+        const managed = isManaged(current?.metadata?.labels ?? {});
+        if (current && !managed && !target.takeOver) {
           throw new IpamError(
             "UNMANAGED_OBJECT",
             `${doing}: CiliumEgressGatewayPolicy ${objectName} exists and is not managed by pulumi-egress-ipam; ` +
-              `rename or delete it, then run pulumi up again`,
+              `rename or delete it, or set adopt: true on the EgressIp to take it over, then run pulumi up again`,
           );
         }
         const before = current ? readCiliumPolicy(current).gateways.filter((g) => g.ip) : [];
@@ -118,24 +132,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
         );
         if (!after) return undefined;
         if (after.gateways.length === 0) return current ? { delete: true } : undefined;
-        const record = ownersValue(after.owners);
-        const spec = specFor(name, after.gateways);
-        if (!current) {
-          const { excludedCIDRs, ...rest } = spec;
-          return {
-            create: {
-              metadata: {
-                name: objectName,
-                labels: managedBy,
-                ...(record === null ? {} : { annotations: { [ownersAnnotation]: record } }),
-              },
-              spec: excludedCIDRs ? spec : rest,
-            } as KubeObject,
-          };
-        }
-        return {
-          mergePatch: { metadata: { labels: managedBy, annotations: { [ownersAnnotation]: record } }, spec },
-        };
+        return policyWrite(current, target, name, after.gateways, ownersValue(after.owners), config, doing);
       },
       undefined,
       signal,
@@ -143,12 +140,14 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
   };
 
   /**
-   * Pins `ip` to `host` in the namespace's policy (adding its gateway, or moving it), owned by this
-   * assignment: a gateway of another owner's is refused unless `adopt` lets it (see refuseUnowned).
+   * Pins `ip` to `host` in the namespace's policy `target` (adding its gateway, or moving it),
+   * owned by this assignment: a gateway of another owner's is refused unless `adopt` lets it (see
+   * refuseUnowned).
    */
   const pin = (
     ip: string,
     host: string,
+    target: { name: string; takeOver: boolean },
     doing: string,
     adopt: AdoptPresent | undefined,
     signal?: AbortSignal,
@@ -156,11 +155,11 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     const name = ns(doing);
     return editPolicy(
       name,
+      target,
       doing,
-      false,
       (gateways, owners) => {
         if (gateways.some((g) => g.ip === ip) && owner) {
-          refuseUnowned(owners, ip, owner, adopt, `CiliumEgressGatewayPolicy ${ciliumObjectName(name)}`);
+          refuseUnowned(owners, ip, owner, adopt, `CiliumEgressGatewayPolicy ${target.name}`);
         }
         const next = gateways.some((g) => g.ip === ip)
           ? gateways.map((g) => (g.ip === ip ? { ip, node: host } : g))
@@ -171,18 +170,15 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     ).then(() => name);
   };
 
-  /** Refuses an address another policy (ours for another namespace, or foreign) already uses. */
-  const refuseForeign = (ip: string, name: string, view: EgressView) => {
-    const other = view.ciliumPolicies.find(
-      (p) => p.name !== ciliumObjectName(name) && p.gateways.some((g) => g.ip === ip),
-    );
-    if (other) {
-      throw new IpamError(
-        "ADDRESS_IN_USE",
-        `cannot give ${ip} to namespace ${name}: CiliumEgressGatewayPolicy ${other.name} already uses it as an ` +
-          `egressIP; take it off there, or exclude ${ip} from the pool`,
-      );
-    }
+  /**
+   * The policy that is to hold `ip` of `name` (see takeoverTarget); refuses an address another
+   * policy (ours for another namespace, or foreign) already uses.
+   */
+  const targetFor = async (ip: string, name: string, adopt: AdoptPresent | undefined) => {
+    const policies = await listPolicies();
+    const target = await takeoverTarget(kube, policies, name, ip, adopt === true, config);
+    const other = policies.find((p) => p.name !== target.name && p.gateways.some((g) => g.ip === ip));
+    return { target, other };
   };
 
   return {
@@ -198,14 +194,22 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     async addSpecifiedIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`putting ${ip} on gateway ${host}`);
-      refuseForeign(ip, name, await readEgressView(kube));
-      const write = () => pin(ip, host, `pinning ${ip} to gateway ${host}`, config.adoptPresent, signal);
+      const { target, other } = await targetFor(ip, name, config.adoptPresent);
+      if (other) {
+        throw new IpamError(
+          "ADDRESS_IN_USE",
+          `cannot give ${ip} to namespace ${name}: CiliumEgressGatewayPolicy ${other.name} already uses it as an ` +
+            `egressIP; take it off there, or exclude ${ip} from the pool`,
+        );
+      }
+      const write = () =>
+        pin(ip, host, target, `pinning ${ip} to gateway ${host}`, config.adoptPresent, signal);
       if (!cloud) await write();
       else {
         const instance = await instanceOf(host);
         await cloud.addSpecifiedIP(ip, instance, signal);
         await compensated(write, () => cloud.removeIP(ip, instance), {
-          step: `writing CiliumEgressGatewayPolicy ${ciliumObjectName(name)} after making ${ip} a secondary IP of instance ${instance}`,
+          step: `writing CiliumEgressGatewayPolicy ${target.name} after making ${ip} a secondary IP of instance ${instance}`,
           undone: `the secondary IP ${ip} was taken off instance ${instance} again`,
           leftover:
             `${ip} is still a secondary IP of instance ${instance} (node ${host}) and in no policy: run pulumi up ` +
@@ -226,10 +230,11 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const ip = canonicalAddress(rawIp);
       let tookOff = true;
       if (namespace) {
+        const target = { name: namespacePolicyName(await listPolicies(), namespace), takeOver: false };
         await editPolicy(
           namespace,
-          `removing ${ip} from CiliumEgressGatewayPolicy ${ciliumObjectName(namespace)}`,
-          false,
+          target,
+          `removing ${ip} from CiliumEgressGatewayPolicy ${target.name}`,
           (gateways, owners) => {
             tookOff = true;
             if (!gateways.some((g) => g.ip === ip) && !(ip in owners)) return undefined;
@@ -256,7 +261,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const name = ns(`moving ${ip} to gateway ${newHost}`);
       // A move is an update: never of another owner's address.
       const adopt = config.adoptPresent ?? "unrecorded";
-      const write = () => pin(ip, newHost, `moving ${ip} to gateway ${newHost}`, adopt, signal);
+      const { target } = await targetFor(ip, name, adopt);
+      const write = () => pin(ip, newHost, target, `moving ${ip} to gateway ${newHost}`, adopt, signal);
       if (!cloud) await write();
       else {
         // The instance first: the policy never names a gateway that lacks the address for long.
@@ -274,8 +280,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     async checkIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`checking ${ip}`);
-      const objectName = ciliumObjectName(name);
       const view = await readEgressView(kube);
+      const objectName = namespacePolicyName(view.ciliumPolicies, name);
       const policy = view.ciliumPolicies.find((p) => p.name === objectName);
       const gateway = policy?.gateways.find((g) => g.ip === ip);
       if (!gateway) {
@@ -304,10 +310,17 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const want = specFor(name, policy!.gateways);
       const spec = (raw.spec ?? {}) as Record<string, unknown>;
       const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+      // A policy taken over by adopt keeps its own selectors (ones that serve the namespace alone).
+      const adopted = raw.metadata?.annotations?.[adoptedForAnnotation] === name;
+      const strings = (v: unknown) =>
+        Array.isArray(v) ? v.filter((x): x is string => typeof x === "string") : [];
+      const written = { destinations: strings(spec.destinationCIDRs), excluded: strings(spec.excludedCIDRs) };
       if (
-        !same(spec.selectors, want.selectors) ||
-        !same(spec.destinationCIDRs, want.destinationCIDRs) ||
-        !same(spec.excludedCIDRs, want.excludedCIDRs)
+        adopted
+          ? !sameScope(written, scopeOf(config))
+          : !same(spec.selectors, want.selectors) ||
+            !same(spec.destinationCIDRs, want.destinationCIDRs) ||
+            !same(spec.excludedCIDRs, want.excludedCIDRs)
       ) {
         throw new IpamError(
           "DRIFT",
@@ -326,8 +339,21 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       return addressesWithin([...seen, ...inCloud], cidrs);
     },
 
-    refuseShared: (holder) =>
-      refuseSplitScope(kube, ns(`checking the destinations of ${holder}`), config, holder, owner),
+    async refuseShared(holder) {
+      const name = ns(`checking the destinations of ${holder}`);
+      const policies = await listPolicies();
+      if (config.adoptPresent === true) {
+        const facts = await namespaceFactsOf(planner, name);
+        if (facts) await refuseUnadoptable(kube, policies, facts, config, holder);
+      }
+      await refuseSplitScope(kube, name, config, holder, owner, namespacePolicyName(policies, name));
+    },
+
+    namespaceAddresses: (name, signal) =>
+      namespaceAddressesOf(planner, name, undefined, signal, async (_view, facts) => {
+        const policies = await listPolicies();
+        return ciliumAddresses(policies, facts, needsNodes(policies, facts) ? await allNodes() : []);
+      }),
 
     placements: async (cidrs) => ciliumPlacements(await readEgressView(kube), cidrs, kube.context),
     placementOwners: "named",
