@@ -2,7 +2,7 @@ import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { parseAddress } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
-import { editObject, listObjects, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
+import { editObject, listObjects, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
 import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import {
@@ -23,9 +23,17 @@ import {
   refuseUnowned,
   withoutAddressOwner,
 } from "./owners";
-import { namespaceNameLabel } from "./ovn";
+import { adoptedForAnnotation, namespaceNameLabel } from "./ovn";
 import { isManaged, managedBy } from "./managed-by";
 import { shellCommand } from "../../core/text";
+import {
+  adoptedEgress,
+  antreaAddresses,
+  readAntreaEgressFacts,
+  type AntreaEgressFacts,
+} from "./antrea-namespaces";
+import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
+import { refuseUnadoptable, takeoverTarget } from "./antrea-adopt";
 
 /**
  * The name of the Egress object holding one address of a namespace: `egress-ipam-<namespace>-<ip>`,
@@ -60,7 +68,7 @@ export function antreaLocations(view: EgressView): AddressLocations {
   for (const e of view.antreaEgresses) {
     if (!e.ip) continue;
     if (e.node) nodeOf.set(e.ip, e.node);
-    const ns = servedNamespace(e);
+    const ns = servedNamespace(e) ?? (isManaged(e.labels) ? e.annotations[adoptedForAnnotation] : undefined);
     if (ns) namespaceOf.set(e.ip, ns);
   }
   return { nodeOf, namespaceOf };
@@ -99,17 +107,25 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     return planner.choose({ zone, ip, namespace, locations: antreaLocations(view) }, signal);
   };
 
+  const listEgresses = async () => (await listObjects(kube, api.antrea, "Egress")).map(readAntreaEgressFacts);
+  /** The Egress holding `ip` of the namespace: one adopted for it, else {@link antreaObjectName}. */
+  const nameFor = (egresses: AntreaEgressFacts[], name: string, ip: string) =>
+    adoptedEgress(egresses, name, ip) ?? antreaObjectName(name, ip);
+
   /**
    * Creates or updates the address's Egress object, this assignment recorded as its owner: one that
    * lists the address for another owner is refused unless `adopt` lets it (see refuseUnowned); one
-   * not managed by this package only with `adopt: true`.
+   * not managed by this package only with `adopt: true`, which takes over the Egress written by hand
+   * that has the address as it is (labelled ours and annotated with the namespace; its name and
+   * appliedTo stay, see takeoverTarget).
    */
   const put = async (ip: string, doing: string, adopt: AdoptPresent | undefined, signal?: AbortSignal) => {
     const name = ns(doing);
-    const objectName = antreaObjectName(name, ip);
-    const other = (await readEgressView(kube)).antreaEgresses.find(
-      (e) => e.ip === ip && e.name !== objectName,
-    );
+    const egresses = await listEgresses();
+    const own = nameFor(egresses, name, ip);
+    const target = await takeoverTarget(kube, egresses, name, ip, own, adopt === true, config.externalIPPool);
+    const objectName = target.name;
+    const other = egresses.find((e) => e.ips.includes(ip) && e.name !== objectName);
     if (other) {
       throw new IpamError(
         "ADDRESS_IN_USE",
@@ -129,6 +145,12 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         const record = (owners: Record<string, string[]>) =>
           ownersValue(owner ? { ...owners, [ip]: [owner] } : owners);
         if (!current) {
+          if (target.takeOver) {
+            throw new IpamError(
+              "NOT_FOUND",
+              `${doing}: Egress ${objectName}, which had ${ip}, was deleted while it was being adopted; run pulumi up again`,
+            );
+          }
           const value = record({});
           return {
             create: {
@@ -152,17 +174,33 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         if (owner) refuseUnowned(owners, ip, owner, adopt, `Egress ${objectName}`);
         const value = record(owners);
         const was = (current.spec ?? {}) as Record<string, unknown>;
+        const annotations = current.metadata?.annotations ?? {};
+        // An Egress taken over keeps its name and appliedTo (one that serves the namespace alone),
+        // and says which namespace it serves (even under our own name: its appliedTo is not ours).
+        const adopted = target.takeOver || annotations[adoptedForAnnotation] === name;
+        const marked = target.takeOver;
+        const specChanges: Record<string, unknown> = {
+          ...(adopted || JSON.stringify(was.appliedTo) === JSON.stringify(spec.appliedTo)
+            ? {}
+            : { appliedTo: spec.appliedTo }),
+          ...(was.egressIP === ip ? {} : { egressIP: ip }),
+          ...(was.externalIPPool === config.externalIPPool
+            ? {}
+            : { externalIPPool: config.externalIPPool ?? null }),
+        };
         const same =
-          JSON.stringify(was.appliedTo) === JSON.stringify(spec.appliedTo) &&
-          was.egressIP === ip &&
-          was.externalIPPool === config.externalIPPool &&
-          (current.metadata?.annotations?.[ownersAnnotation] ?? null) === value &&
+          Object.keys(specChanges).length === 0 &&
+          (annotations[ownersAnnotation] ?? null) === value &&
+          (!marked || annotations[adoptedForAnnotation] === name) &&
           isManaged(current.metadata?.labels ?? {});
         if (same) return undefined;
         return {
           mergePatch: {
-            metadata: { labels: managedBy, annotations: { [ownersAnnotation]: value } },
-            spec: { ...spec, ...(config.externalIPPool ? {} : { externalIPPool: null }) },
+            metadata: {
+              labels: managedBy,
+              annotations: { [ownersAnnotation]: value, ...(marked ? { [adoptedForAnnotation]: name } : {}) },
+            },
+            ...(Object.keys(specChanges).length === 0 ? {} : { spec: specChanges }),
           },
         };
       },
@@ -194,7 +232,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     async removeIP(rawIp, _host, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`removing ${ip}`);
-      const objectName = antreaObjectName(name, ip);
+      const objectName = nameFor(await listEgresses(), name, ip);
       let tookOff = true;
       await editObject(
         kube,
@@ -230,15 +268,18 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     async checkIP(rawIp, host) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`checking ${ip}`);
-      const objectName = antreaObjectName(name, ip);
-      const object = await readObject(kube, egressRef(objectName));
+      const objects = await listObjects(kube, api.antrea, "Egress");
+      const objectName = nameFor(objects.map(readAntreaEgressFacts), name, ip);
+      const object = objects.find((o) => o.metadata?.name === objectName);
       const egress = object ? readAntreaEgress(object) : undefined;
       const spec = (object?.spec ?? {}) as Record<string, unknown>;
+      // An Egress taken over by adopt keeps the appliedTo it had (one that serves the namespace alone).
+      const adopted = object?.metadata?.annotations?.[adoptedForAnnotation] === name;
       const drift = !egress
         ? "no such object"
         : egress.ip !== ip
           ? `its egressIP is ${JSON.stringify(spec.egressIP)}`
-          : JSON.stringify(spec.appliedTo) !== JSON.stringify(appliedTo(name))
+          : !adopted && JSON.stringify(spec.appliedTo) !== JSON.stringify(appliedTo(name))
             ? "its appliedTo was changed"
             : spec.externalIPPool !== config.externalIPPool
               ? `its externalIPPool is ${JSON.stringify(spec.externalIPPool ?? null)}, not ${JSON.stringify(config.externalIPPool ?? null)}`
@@ -276,6 +317,17 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
 
     placements: (cidrs) => antreaPlacements(config, cidrs),
     placementOwners: "named",
+
+    namespaceAddresses: (name, signal) =>
+      namespaceAddressesOf(planner, name, undefined, signal, async (_view, facts) =>
+        antreaAddresses(await listEgresses(), facts),
+      ),
+
+    async refuseShared(holder) {
+      if (config.adoptPresent !== true) return;
+      const facts = await namespaceFactsOf(planner, ns(`checking what ${holder} adopts`));
+      if (facts) await refuseUnadoptable(kube, await listEgresses(), facts, config.externalIPPool, holder);
+    },
   };
 }
 
