@@ -187,4 +187,33 @@ describe("a shared pool as a service: an owner, tenants, quotas", () => {
       "svc-heir",
     );
   });
+
+  it("the old owner, now restating the pool, becomes a reference of the same name keeping its holders' addresses", async () => {
+    const { IpPool, IpAllocation } = owner.pkg<Pkg>("pulumi-egress-ipam");
+    await owner.program(async () => {
+      const p = new IpPool("egress", { ranges: grown, ledger: ledger() });
+      return { ip: new IpAllocation("ops", { pool: p }).ip };
+    });
+    const ip = String((await owner.up()).outputs.ip?.value);
+    await owner.program(async () => {
+      const p = IpPool.shared("egress", { ledger: ledger() });
+      return { ip: new IpAllocation("ops", { pool: p }).ip };
+    });
+    const preview = await owner.preview();
+    expect([preview.op("egress"), preview.op("ops")]).toEqual(["update", "same"]);
+    const up = await owner.up();
+    expect(up.outputs.ip?.value).toBe(ip);
+    expect((await claimsOf("organization/svc-owner/")).map((cm) => cm.data?.address)).toEqual([ip]);
+  });
+
+  it("destroying the owner's stack leaves the pool to its tenants, who keep allocating", async () => {
+    const heir = harnesses.find((x) => x.fqStackName === "organization/svc-heir/test")!;
+    await heir.destroy();
+    await a.program(tenantProgram(a, 3));
+    const preview = await a.preview();
+    expect(preview.planned("egress")?.ownedBy).toContain("svc-heir");
+    expect(preview.op("web-2")).toBe("create");
+    await a.up();
+    expect(await claimsOf("organization/svc-tenant-a/")).toHaveLength(3);
+  });
 });
