@@ -4,6 +4,8 @@ import type { KubeClients } from "../kube/kube-config";
 import { kubeFailure } from "../kube/kube-errors";
 import { listObjects } from "../kube/object-edit";
 import type { NamespaceFacts } from "../provisioners/kubernetes/namespace-addresses";
+import { readAntreaEgressFacts, type AntreaEgressFacts } from "../provisioners/kubernetes/antrea-namespaces";
+import { readCiliumPolicyFacts, type CiliumPolicyFacts } from "../provisioners/kubernetes/cilium-namespaces";
 import { managedBy } from "../provisioners/kubernetes/ovn";
 import { ownersAnnotation, readOwners, thereBefore } from "../provisioners/kubernetes/owners";
 import {
@@ -47,6 +49,10 @@ export interface ClusterFacts {
   namespaces: NamespaceFacts[];
   /** HostSubnets, NetNamespaces and EgressIP objects. */
   view: EgressView;
+  /** CiliumEgressGatewayPolicies with their selectors, destinations and gateways' nodeSelectors. */
+  ciliumPolicies: CiliumPolicyFacts[];
+  /** Antrea Egresses with their appliedTo, addresses and externalIPPool. */
+  antreaEgresses: AntreaEgressFacts[];
   /** CloudPrivateIPConfig objects: the address and the node OVN-Kubernetes asked the cloud to put it on. */
   cloudPrivateIps: { ip: string; node: string }[];
   /** Addresses a stack of this package already holds, and what records it (never imported again). */
@@ -59,7 +65,7 @@ const canonical = (ip: string) => (tryParseAddress(ip) ? canonicalAddress(ip) : 
 
 /** Reads the egress configuration of the cluster `kube` talks to (a kind it does not serve reads as none). */
 export async function readClusterFacts(kube: KubeClients): Promise<ClusterFacts> {
-  const [ipams, nodes, namespaces, view, cpics, netNamespaces] = await Promise.all([
+  const [ipams, nodes, namespaces, view, cpics, netNamespaces, policies, egresses] = await Promise.all([
     listObjects(kube, egressIpamApi.apiVersion, egressIpamApi.kind),
     kube.core.listNode().catch((e: unknown) => Promise.reject(kubeFailure("listing Nodes", e, kube))),
     kube.core
@@ -68,6 +74,8 @@ export async function readClusterFacts(kube: KubeClients): Promise<ClusterFacts>
     readEgressView(kube),
     listObjects(kube, api.cloudNetwork, "CloudPrivateIPConfig"),
     listObjects(kube, api.openshiftNetwork, "NetNamespace"),
+    listObjects(kube, api.cilium, "CiliumEgressGatewayPolicy").then((l) => l.map(readCiliumPolicyFacts)),
+    listObjects(kube, api.antrea, "Egress").then((l) => l.map(readAntreaEgressFacts)),
   ]);
   const managed = new Map<string, string>();
   for (const o of netNamespaces) {
@@ -79,6 +87,13 @@ export async function readClusterFacts(kube: KubeClients): Promise<ClusterFacts>
   for (const e of view.egressIps)
     if (e.labels[key] === value)
       for (const ip of e.ips) managed.set(ip, `EgressIP ${e.name} (${key}=${value})`);
+  for (const p of policies)
+    if (p.labels[key] === value)
+      for (const g of p.gateways)
+        if (g.ip) managed.set(g.ip, `CiliumEgressGatewayPolicy ${p.name} (${key}=${value})`);
+  for (const e of egresses)
+    if (e.labels[key] === value)
+      for (const ip of e.ips) managed.set(ip, `Egress ${e.name} (${key}=${value})`);
   return {
     context: kube.context,
     server: kube.server,
@@ -112,6 +127,8 @@ export async function readClusterFacts(kube: KubeClients): Promise<ClusterFacts>
       annotations: n.metadata?.annotations ?? {},
     })),
     view,
+    ciliumPolicies: policies,
+    antreaEgresses: egresses,
     cloudPrivateIps: cpics.flatMap((o) => {
       const ip = cloudPrivateIp(o.metadata?.name ?? "");
       const node = (o.spec as { node?: unknown } | undefined)?.node;

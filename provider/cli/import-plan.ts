@@ -3,6 +3,7 @@ import { parseAddress, tryParseAddress } from "../allocator/address";
 import { defaultZoneLabel } from "../provisioners/kubernetes/kube-provisioner-config";
 import { operatorAnnotations, presentAddresses } from "../provisioners/kubernetes/namespace-addresses";
 import { egressAssignableLabel } from "../provisioners/kubernetes/ovn";
+import { cniAddresses, cniSettings, sourceKind } from "./import-cni";
 import type { ClusterFacts, EgressIpamFacts } from "./import-facts";
 
 // What `pulumi-egress-ipam import` makes of a cluster: pure, from the facts it read. The program it
@@ -23,11 +24,16 @@ export interface ImportedPool {
 
 /** The provisioner settings an imported resource gets. */
 export interface ImportedProvisioner {
-  kind: "ocp-static" | "ocp-dynamic" | "ovn";
+  kind: "ocp-static" | "ocp-dynamic" | "ovn" | "cilium" | "antrea";
   zoneLabel?: string;
   nodeSelector?: Record<string, string>;
   /** ocp-static on AWS: the instances' secondary private IPs too (region from the Nodes' providerID). */
   cloud?: { kind: "aws"; region: string };
+  /** cilium: the adopted policy's destinationCIDRs and excludedCIDRs. */
+  destinations?: string[];
+  excluded?: string[];
+  /** antrea: the adopted Egresses' externalIPPool. */
+  externalIPPool?: string;
 }
 
 /** A namespace's addresses, one per failure domain, as the cluster has them. */
@@ -135,7 +141,12 @@ export function importPlan(facts: ClusterFacts, options: ImportOptions = {}): Im
   const only = options.namespaces && options.namespaces.length > 0 ? new Set(options.namespaces) : undefined;
   // An address the cluster gives several namespaces (an EgressIP object whose selector matches more
   // than one) has no single owner to adopt it: each of them is a problem, never a guess.
-  const present = new Map(facts.namespaces.map((ns) => [ns.name, presentAddresses(facts.view, ns)]));
+  const present = new Map(
+    facts.namespaces.map((ns) => {
+      const all = [...presentAddresses(facts.view, ns), ...cniAddresses(facts, ns)];
+      return [ns.name, all.filter((a, i) => all.findIndex((b) => b.ip === a.ip) === i)];
+    }),
+  );
   const sharers = new Map<string, string[]>();
   for (const [name, seen] of present)
     for (const a of seen) sharers.set(a.ip, [...(sharers.get(a.ip) ?? []), name]);
@@ -154,6 +165,21 @@ export function importPlan(facts: ClusterFacts, options: ImportOptions = {}): Im
         `${shared.ip} of ${where} (${shared.source}): the cluster gives it to namespaces ${sharers.get(shared.ip)!.join(", ")}; ` +
           `an EgressIp serves one namespace: give each its own address (or selector) and import again`,
       );
+      continue;
+    }
+    // Cilium's and Antrea's objects adopt under their own kind, one kind per EgressIp.
+    const kinds = [...new Set(seen.map((a) => sourceKind(a.source)))];
+    const cni = kinds.length === 1 && kinds[0] !== "openshift" ? kinds[0] : undefined;
+    if (kinds.length > 1 && kinds.some((k) => k !== "openshift")) {
+      problems.push(
+        `${where}: its addresses come from ${seen.map((a) => `${a.ip} (${a.source})`).join(", ")}; an EgressIp ` +
+          `has one provisioner kind: keep one kind's objects and import again`,
+      );
+      continue;
+    }
+    const adopted = cni ? cniSettings(facts, ns, cni, seen) : undefined;
+    if (adopted && "problem" in adopted) {
+      problems.push(adopted.problem);
       continue;
     }
     const ipamName = ns.annotations[operatorAnnotations.ipam];
@@ -203,6 +229,7 @@ export function importPlan(facts: ClusterFacts, options: ImportOptions = {}): Im
       );
     const provisioner: ImportedProvisioner = {
       kind: ovn ? "ovn" : dynamic ? "ocp-dynamic" : "ocp-static",
+      ...adopted?.settings,
       ...(zoneLabel === defaultZoneLabel ? {} : { zoneLabel }),
       ...(selector?.matchLabels && Object.keys(selector.matchLabels).length > 0
         ? { nodeSelector: selector.matchLabels }
@@ -244,7 +271,8 @@ function cidrAssignments(
   const out: ImportedCidrAssignment[] = [];
   const done = new Set<string>();
   for (const e of egressIps) {
-    if (e.provisioner.kind === "ocp-static") continue;
+    // ocp-static has no CIDRs to assign; cilium and antrea nothing to assign at all.
+    if (!["ocp-dynamic", "ovn"].includes(e.provisioner.kind)) continue;
     for (const a of e.addresses) {
       const key = `${e.provisioner.kind} ${a.pool}`;
       if (done.has(key)) continue;

@@ -15,6 +15,9 @@ function provisionerLiteral(p: ImportedProvisioner): string {
   if (p.zoneLabel) parts.push(`zoneLabel: ${q(p.zoneLabel)}`);
   if (p.nodeSelector) parts.push(`nodeSelector: ${q(p.nodeSelector)}`);
   if (p.cloud) parts.push(`cloud: { kind: "aws", region: ${q(p.cloud.region)} }`);
+  if (p.destinations) parts.push(`destinations: ${q(p.destinations)}`);
+  if (p.excluded) parts.push(`excluded: ${q(p.excluded)}`);
+  if (p.externalIPPool !== undefined) parts.push(`externalIPPool: ${q(p.externalIPPool)}`);
   return `{ ${parts.join(", ")} }`;
 }
 

@@ -7,6 +7,9 @@ import { importProgram } from "../../provider/cli/import-program";
 import { IpAllocator, MemoryStore, RangeSet } from "../../provider/allocator";
 import type { OvnEgressIp } from "../../provider/provisioners/kubernetes/egress-view";
 import type { NamespaceFacts } from "../../provider/provisioners/kubernetes/namespace-addresses";
+import { readCiliumPolicyFacts } from "../../provider/provisioners/kubernetes/cilium-namespaces";
+import { readAntreaEgressFacts } from "../../provider/provisioners/kubernetes/antrea-namespaces";
+import type { KubeObject } from "../../provider/kube/object-edit";
 
 const ipamAnnotation = "egressip-ipam-operator.redhat-cop.io/egressipam";
 const ipsAnnotation = "egressip-ipam-operator.redhat-cop.io/egressips";
@@ -19,6 +22,12 @@ interface World {
   egressIps?: Partial<OvnEgressIp>[];
   managed?: Record<string, string>;
   operator?: boolean;
+  /** CiliumEgressGatewayPolicy and Egress objects by name: their spec (and an Egress's egressNode). */
+  ciliumPolicies?: Record<string, Record<string, unknown>>;
+  antreaEgresses?: Record<
+    string,
+    { spec: Record<string, unknown>; node?: string; labels?: Record<string, string> }
+  >;
 }
 
 const node = (
@@ -83,6 +92,16 @@ function facts(w: World): ClusterFacts {
       antreaEgresses: [],
       ciliumPolicies: [],
     },
+    ciliumPolicies: Object.entries(w.ciliumPolicies ?? {}).map(([name, spec]) =>
+      readCiliumPolicyFacts({ metadata: { name }, spec } as KubeObject),
+    ),
+    antreaEgresses: Object.entries(w.antreaEgresses ?? {}).map(([name, e]) =>
+      readAntreaEgressFacts({
+        metadata: { name, labels: e.labels ?? {} },
+        spec: e.spec,
+        ...(e.node ? { status: { egressNode: e.node } } : {}),
+      } as KubeObject),
+    ),
     cloudPrivateIps: [],
     managed: new Map(Object.entries(w.managed ?? {})),
   };
@@ -207,6 +226,117 @@ describe("import's plan of a cluster", () => {
     expect(plan.pools.every((p) => p.cloudReserved === "aws")).toBe(true);
   });
 
+  const gateway = (ip: string, matchLabels: Record<string, string>) => ({
+    egressIP: ip,
+    nodeSelector: { matchLabels },
+  });
+  const pods = (name: string) => [{ podSelector: { matchLabels: { "io.kubernetes.pod.namespace": name } } }];
+  const applied = (name: string) => ({
+    namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": name } },
+  });
+  const cniNodes = [
+    node("n1", { "topology.kubernetes.io/zone": "az1", gw: "yes" }),
+    node("n2", { "topology.kubernetes.io/zone": "az2" }),
+    node("n0", { "topology.kubernetes.io/zone": "az1" }),
+  ];
+
+  it("a hand-made CiliumEgressGatewayPolicy with --cidr: cilium with its destinations and excluded, each gateway on its Node", () => {
+    const w: World = {
+      operator: false,
+      nodes: cniNodes,
+      namespaces: [ns("web")],
+      ciliumPolicies: {
+        "web-egress": {
+          selectors: pods("web"),
+          destinationCIDRs: ["0.0.0.0/0"],
+          excludedCIDRs: ["10.0.0.0/8"],
+          egressGateways: [
+            gateway("172.16.0.9", { "kubernetes.io/hostname": "n2" }),
+            gateway("172.16.0.7", { gw: "yes" }),
+          ],
+        },
+      },
+    };
+    const plan = importPlan(facts(w), { cidrs: ["172.16.0.0/24"] });
+    expect(plan.problems).toEqual([]);
+    expect(plan.egressIps).toEqual([
+      {
+        name: "web",
+        namespace: "web",
+        provisioner: { kind: "cilium", destinations: ["0.0.0.0/0"], excluded: ["10.0.0.0/8"] },
+        addresses: [
+          {
+            domain: "az1",
+            pool: "egress-172.16.0.0-24",
+            ip: "172.16.0.7",
+            node: "n1",
+            source: "CiliumEgressGatewayPolicy web-egress",
+          },
+          {
+            domain: "az2",
+            pool: "egress-172.16.0.0-24",
+            ip: "172.16.0.9",
+            node: "n2",
+            source: "CiliumEgressGatewayPolicy web-egress",
+          },
+        ],
+      },
+    ]);
+    expect(plan.cidrAssignments).toEqual([]);
+    expect(importProgram(plan)).toContain(
+      `provisioner: { kind: "cilium", destinations: ["0.0.0.0/0"], excluded: ["10.0.0.0/8"] },`,
+    );
+  });
+
+  it("hand-made Antrea Egresses with --cidr: antrea with their externalIPPool, each on its status.egressNode", () => {
+    const w: World = {
+      operator: false,
+      nodes: cniNodes,
+      namespaces: [ns("web"), ns("api")],
+      antreaEgresses: {
+        "web-a": {
+          spec: { appliedTo: applied("web"), egressIP: "172.16.0.5", externalIPPool: "pool" },
+          node: "n0",
+        },
+        "web-b": {
+          spec: { appliedTo: applied("web"), egressIP: "172.16.0.6", externalIPPool: "pool" },
+          node: "n2",
+        },
+        "api-a": { spec: { appliedTo: applied("api"), egressIP: "172.16.0.8" }, node: "n1" },
+        // A stack of this package holds it: skipped.
+        "api-ours": {
+          spec: { appliedTo: applied("api"), egressIP: "172.16.0.10" },
+          node: "n2",
+          labels: { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" },
+        },
+      },
+      managed: { "172.16.0.10": "Egress api-ours (app.kubernetes.io/managed-by=pulumi-egress-ipam)" },
+    };
+    const plan = importPlan(facts(w), { cidrs: ["172.16.0.0/24"] });
+    expect(plan.problems).toEqual([]);
+    expect(plan.skipped).toEqual([
+      "172.16.0.10 of namespace api: a stack holds it already (Egress api-ours (app.kubernetes.io/managed-by=pulumi-egress-ipam))",
+    ]);
+    expect(
+      plan.egressIps.map((e) => [
+        e.namespace,
+        e.provisioner,
+        e.addresses.map((a) => [a.domain, a.ip, a.node]),
+      ]),
+    ).toEqual([
+      [
+        "web",
+        { kind: "antrea", externalIPPool: "pool" },
+        [
+          ["az1", "172.16.0.5", "n0"],
+          ["az2", "172.16.0.6", "n2"],
+        ],
+      ],
+      ["api", { kind: "antrea" }, [["az1", "172.16.0.8", "n1"]]],
+    ]);
+    expect(importProgram(plan)).toContain(`provisioner: { kind: "antrea", externalIPPool: "pool" },`);
+  });
+
   type Case = [string, World, ImportOptions, RegExp];
   const refused: Case[] = [
     [
@@ -267,6 +397,77 @@ describe("import's plan of a cluster", () => {
       },
       { cidrs: ["10.9.9.0/24"] },
       /^10\.9\.9\.9 of namespace x \(EgressIP prod\): the cluster gives it to namespaces x, y; an EgressIp serves one namespace/,
+    ],
+    [
+      "a namespace's gateways in two Cilium policies",
+      {
+        operator: false,
+        nodes: cniNodes,
+        namespaces: [ns("x")],
+        ciliumPolicies: {
+          p1: {
+            selectors: pods("x"),
+            destinationCIDRs: ["0.0.0.0/0"],
+            egressGateway: gateway("10.9.9.9", { "kubernetes.io/hostname": "n1" }),
+          },
+          p2: {
+            selectors: pods("x"),
+            destinationCIDRs: ["0.0.0.0/0"],
+            egressGateway: gateway("10.9.9.8", { "kubernetes.io/hostname": "n2" }),
+          },
+        },
+      },
+      { cidrs: ["10.9.9.0/24"] },
+      /^namespace x: its gateways are in CiliumEgressGatewayPolicies p1, p2; .*merge them into one/,
+    ],
+    [
+      "Egresses of one namespace with two externalIPPools",
+      {
+        operator: false,
+        nodes: cniNodes,
+        namespaces: [ns("x")],
+        antreaEgresses: {
+          e1: { spec: { appliedTo: applied("x"), egressIP: "10.9.9.9", externalIPPool: "a" }, node: "n1" },
+          e2: { spec: { appliedTo: applied("x"), egressIP: "10.9.9.8", externalIPPool: "b" }, node: "n2" },
+        },
+      },
+      { cidrs: ["10.9.9.0/24"] },
+      /^namespace x: its Egresses use externalIPPools a, b; one EgressIp has one externalIPPool/,
+    ],
+    [
+      "a namespace with an Egress and a NetNamespace address",
+      {
+        operator: false,
+        nodes: cniNodes,
+        namespaces: [ns("x")],
+        netNamespaces: { x: ["10.9.9.7"] },
+        hostSubnets: { n1: { egressIPs: ["10.9.9.7"] } },
+        antreaEgresses: { e1: { spec: { appliedTo: applied("x"), egressIP: "10.9.9.9" }, node: "n2" } },
+      },
+      { cidrs: ["10.9.9.0/24"] },
+      /^namespace x: its addresses come from 10\.9\.9\.7 \(NetNamespace x\), 10\.9\.9\.9 \(Egress e1\); an EgressIp has one provisioner kind/,
+    ],
+    [
+      "an Egress applied to two namespaces",
+      {
+        operator: false,
+        nodes: cniNodes,
+        namespaces: [
+          { ...ns("x"), labels: { env: "prod" } },
+          { ...ns("y"), labels: { env: "prod" } },
+        ],
+        antreaEgresses: {
+          prod: {
+            spec: {
+              appliedTo: { namespaceSelector: { matchLabels: { env: "prod" } } },
+              egressIP: "10.9.9.9",
+            },
+            node: "n1",
+          },
+        },
+      },
+      { cidrs: ["10.9.9.0/24"] },
+      /^10\.9\.9\.9 of namespace x \(Egress prod\): the cluster gives it to namespaces x, y/,
     ],
     [
       "a CIDR that is no network",
