@@ -2,8 +2,10 @@
 // runs it (the spawned CLI, the real kube-apiserver): the program it writes type-checks, its preview
 // with the real engine shows every address on the node the cluster has it, and `up` changes no
 // egress field of any HostSubnet or NetNamespace (nor, on AWS, any instance's secondary IPs); a
-// second preview is empty.
+// second preview is empty. The same for a hand-made CiliumEgressGatewayPolicy and Antrea Egresses:
+// their spec and status stay as they were.
 import { AssignPrivateIpAddressesCommand, type EC2Client } from "@aws-sdk/client-ec2";
+import * as k8s from "@kubernetes/client-node";
 import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -31,7 +33,7 @@ interface Plan {
   pools: { name: string; subnet: string; exclude: string[] }[];
   egressIps: {
     namespace: string;
-    provisioner: { kind: string };
+    provisioner: { kind: string; destinations?: string[]; excluded?: string[]; externalIPPool?: string };
     addresses: { ip: string; node?: string }[];
   }[];
   problems: string[];
@@ -257,6 +259,197 @@ describe("import on AWS: the secondary IPs stay on their instances too", () => {
     });
     await h.up();
     expect(await snapshot()).toEqual(before);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
+  });
+});
+
+/** Type-checks the written program as a user's project would (`tsc --strict`); its output. */
+function typeCheck(consumer: string, dir: string) {
+  return spawnSync(
+    path.join(consumer, "node_modules", ".bin", "tsc"),
+    [
+      "--noEmit",
+      "--strict",
+      "--esModuleInterop",
+      "--skipLibCheck",
+      "--target",
+      "es2022",
+      "--module",
+      "commonjs",
+      "index.ts",
+    ],
+    { cwd: dir, encoding: "utf8" },
+  );
+}
+
+// Cilium and Antrea written by hand: a CiliumEgressGatewayPolicy with two gateways (one pinned by
+// hostname, one on a group of Nodes, which Cilium sends through the first by name) and two Egresses
+// (the test writes status.egressNode as Antrea's agent would). Pools come from --cidr.
+describe("import: hand-made Cilium and Antrea objects become a program that adopts them unchanged", () => {
+  const cni = `10.38.${1 + Math.floor(Math.random() * 250)}`;
+  const cilium = { group: "cilium.io", version: "v2", plural: "ciliumegressgatewaypolicies" };
+  const antrea = { group: "crd.antrea.io", version: "v1beta1", plural: "egresses" };
+  type Api = typeof cilium | typeof antrea;
+  type Obj = k8s.KubernetesObject & { spec: unknown; status?: unknown };
+  const custom = () => kube().config.makeApiClient(k8s.CustomObjectsApi);
+  const read = (api: Api, name: string) => custom().getClusterCustomObject({ ...api, name }) as Promise<Obj>;
+  let w: SdnWorld<"a1" | "a2" | "b1", "c" | "r">;
+  let h: Harness | undefined;
+  let dir = "";
+  const made: [Api, string][] = [];
+  const ip = (n: number) => `${cni}.${n}`;
+  const names = { policy: "", egressA: "", egressB: "" };
+  /** What adoption must leave as it was: each object's spec and status. */
+  const snapshot = async () =>
+    Promise.all(
+      made.map(async ([api, name]) => {
+        const o = await read(api, name);
+        return [name, o.spec, o.status ?? null];
+      }),
+    );
+
+  beforeAll(async () => {
+    w = await sdnWorld(
+      {
+        a1: { zone: "a", hostSubnet: false },
+        a2: { zone: "a", hostSubnet: false },
+        b1: { zone: "b", hostSubnet: false },
+      },
+      ["c", "r"],
+      { netNamespaces: false },
+    );
+    const create = async (api: Api, kind: string, key: string, spec: Record<string, unknown>) => {
+      const name = `hand-made-${key}-${w.zone("x")}`;
+      await custom().createClusterCustomObject({
+        ...api,
+        body: { apiVersion: `${api.group}/${api.version}`, kind, metadata: { name }, spec },
+      });
+      made.push([api, name]);
+      return name;
+    };
+    names.policy = await create(cilium, "CiliumEgressGatewayPolicy", "c", {
+      selectors: [{ podSelector: { matchLabels: { "io.kubernetes.pod.namespace": w.ns.c } } }],
+      destinationCIDRs: ["0.0.0.0/0"],
+      excludedCIDRs: ["192.168.0.0/16"],
+      egressGateway: {
+        nodeSelector: { matchLabels: { "kubernetes.io/hostname": w.node.a2 } },
+        egressIP: ip(5),
+      },
+      egressGateways: [
+        { nodeSelector: { matchLabels: { "kubernetes.io/hostname": w.node.a2 } }, egressIP: ip(5) },
+        { nodeSelector: { matchLabels: { "topology.kubernetes.io/zone": w.zone("b") } }, egressIP: ip(6) },
+      ],
+    });
+    const appliedTo = { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": w.ns.r } } };
+    names.egressA = await create(antrea, "Egress", "ra", {
+      appliedTo,
+      egressIP: ip(9),
+      externalIPPool: "egress-pool",
+    });
+    names.egressB = await create(antrea, "Egress", "rb", {
+      appliedTo,
+      egressIP: ip(10),
+      externalIPPool: "egress-pool",
+    });
+    for (const [name, node] of [
+      [names.egressA, w.node.a1],
+      [names.egressB, w.node.b1],
+    ] as const) {
+      await custom().patchClusterCustomObjectStatus(
+        { ...antrea, name, body: { status: { egressNode: node } } },
+        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+      );
+    }
+  });
+  afterAll(async () => {
+    await h?.destroy().catch(() => undefined);
+    h?.dispose();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+    for (const [api, name] of made)
+      await custom()
+        .deleteClusterCustomObject({ ...api, name })
+        .catch(() => undefined);
+    await w?.cleanup();
+  });
+
+  const args = () => ["import", "--namespace", w.ns.c, "--namespace", w.ns.r, "--cidr", `${cni}.0/28`];
+
+  it("--json: cilium with the policy's destinations, antrea with the Egresses' externalIPPool, each address on its Node", async () => {
+    const run = await runCli([...args(), "--json"], env);
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(0);
+    const plan = JSON.parse(run.stdout) as Plan;
+    expect(plan.problems).toEqual([]);
+    expect(
+      plan.egressIps.map((e) => [e.namespace, e.provisioner, e.addresses.map((a) => [a.ip, a.node])]),
+    ).toEqual([
+      [
+        w.ns.c,
+        { kind: "cilium", destinations: ["0.0.0.0/0"], excluded: ["192.168.0.0/16"] },
+        [
+          [ip(5), w.node.a2],
+          [ip(6), w.node.b1],
+        ],
+      ],
+      [
+        w.ns.r,
+        { kind: "antrea", externalIPPool: "egress-pool" },
+        [
+          [ip(9), w.node.a1],
+          [ip(10), w.node.b1],
+        ],
+      ],
+    ]);
+  });
+
+  it("the program type-checks, previews exactly the cluster's addresses, and up changes no spec or status", async () => {
+    const consumer = process.env.EGRESS_IPAM_CONSUMER!;
+    fs.mkdirSync(path.join(consumer, "runs"), { recursive: true });
+    dir = fs.mkdtempSync(path.join(consumer, "runs", "imported-cni-"));
+    const run = await runCli([...args(), "--out", path.join(dir, "index.ts")], env);
+    expect(run.code).toBe(0);
+    expect(run.stderr).toMatch(
+      /^wrote .*index\.ts: 1 pool\(s\), 2 EgressIp\(s\) adopting 4 address\(es\), 0 CidrAssignment/,
+    );
+    fs.writeFileSync(path.join(dir, "Pulumi.yaml"), "name: imported-cni\nruntime: nodejs\n");
+    fs.writeFileSync(
+      path.join(dir, "package.json"),
+      JSON.stringify({ name: "imported-cni", main: "index.ts" }),
+    );
+    const tsc = typeCheck(consumer, dir);
+    expect(tsc.stdout + tsc.stderr).toBe("");
+    expect(tsc.status).toBe(0);
+
+    const before = await snapshot();
+    h = Harness.forProject(consumer, dir, { env });
+    await h.project();
+    const preview = await h.preview();
+    const planned = (ns: string) =>
+      [w.zone("a"), w.zone("b")].map((zone) => [
+        preview.planned(`IpAllocation::${ns}-${zone}`)?.ip,
+        preview.planned(`EgressIpAssignment::${ns}-${zone}`)?.host,
+      ]);
+    expect(planned(w.ns.c)).toEqual([
+      [ip(5), w.node.a2],
+      [ip(6), w.node.b1],
+    ]);
+    expect(planned(w.ns.r)).toEqual([
+      [ip(9), w.node.a1],
+      [ip(10), w.node.b1],
+    ]);
+    await h.up();
+    // The one change to a spec: the gateway on a group of Nodes pinned by hostname to b1, which
+    // Cilium already sent it through.
+    const pinnedB1 = {
+      nodeSelector: { matchLabels: { "kubernetes.io/hostname": w.node.b1 } },
+      egressIP: ip(6),
+    };
+    const policySpec = before[0]![1] as { egressGateways: unknown[] };
+    const want = [
+      [before[0]![0], { ...policySpec, egressGateways: [policySpec.egressGateways[0], pinnedB1] }, null],
+      ...before.slice(1),
+    ];
+    expect(await snapshot()).toEqual(want);
     expect(changesOf((await h.preview()).changeSummary)).toEqual({});
   });
 });
