@@ -81,7 +81,8 @@ export function antreaLocations(view: EgressView): AddressLocations {
  * Antrea puts the address on a Node and reports it in `status.egressNode`; the host planned is
  * where it is expected (the least loaded eligible Node of the domain), and refresh records where
  * Antrea put it. Writes are merge patches of `metadata` and `spec` carrying the `resourceVersion`
- * read, so Antrea's `status` is never overwritten.
+ * read, so Antrea's `status` is never overwritten. With `adopt: true`, an Egress written by hand
+ * that serves the namespace becomes the one of its address as it is (see antrea-adopt.ts).
  */
 export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSettings): EgressIPProvisioner {
   const planner = plannerFor(config);

@@ -50,7 +50,8 @@ export { ciliumObjectName } from "./cilium-policy";
  * `egressGateways` uses). The Node is chosen here, as for `ocp-static`: the least loaded eligible
  * Node of the domain; one that goes NotReady or leaves the domain is replaced on the next `up`.
  * With `cloud`, the address is first a secondary IP of the Node's EC2 instance, undone when the
- * policy write fails, and moved with the gateway.
+ * policy write fails, and moved with the gateway. With `adopt: true`, a policy written by hand that
+ * serves the namespace becomes its policy as it is (see cilium-adopt.ts).
  */
 export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSettings): EgressIPProvisioner {
   const planner = plannerFor(config);
