@@ -158,6 +158,8 @@ export interface InstanceSettings {
    * EgressIpAssignment with `adopt: true`; `"unrecorded"` for an EgressIpAssignment's update.
    */
   adoptPresent?: AdoptPresent;
+  /** The pods an EgressIp serves within its namespace, by label (ovn: its own EgressIP object's `podSelector`). */
+  podSelector?: Record<string, string>;
 }
 
 /**

@@ -30,7 +30,7 @@ const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
   aws: ["owner", "adoptPresent"],
   "ocp-static": ["namespace", "owner", "adoptPresent"],
   "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
-  ovn: ["namespace", "owner", "adoptPresent"],
+  ovn: ["namespace", "owner", "adoptPresent", "podSelector"],
   antrea: ["namespace", "owner", "adoptPresent"],
   cilium: ["namespace", "owner", "adoptPresent"],
 };
@@ -53,7 +53,14 @@ export function withInstanceSettings(
 
 /** The user's settings of a scoped config: the config without its instance settings. */
 export function withoutInstanceSettings(config: ScopedProvisionerConfig): ProvisionerConfig {
-  const { namespace: _namespace, cidrs: _cidrs, owner: _owner, adoptPresent: _adopt, ...rest } = config;
+  const {
+    namespace: _namespace,
+    cidrs: _cidrs,
+    owner: _owner,
+    adoptPresent: _adopt,
+    podSelector: _podSelector,
+    ...rest
+  } = config;
   return rest as ProvisionerConfig;
 }
 

@@ -133,6 +133,7 @@ export const egressIpAssignmentInputs: Shape = record(
     pinnedHost: text("a host name"),
     namespace: text("a namespace name", 63),
     adopt: flag,
+    podSelector: mapOf("pod labels mapped to their values", text("a label value", 63)),
   },
   { required: ["ip", "provisioner"], open: true },
 );

@@ -47,6 +47,8 @@ export interface OvnEgressIp {
   selects: Record<string, string>;
   /** `spec.namespaceSelector` as written (matchLabels and matchExpressions). */
   namespaceSelector: LabelSelector;
+  /** `spec.podSelector` as written, when it has one (it then serves only those pods). */
+  podSelector?: LabelSelector;
   /** Its annotations. */
   annotations: Record<string, string>;
   /** `status.items` as ovnkube wrote them (undefined when there is no status). */
@@ -84,7 +86,11 @@ export function selectorMatches(selector: LabelSelector, labels: Record<string, 
 
 /** Reads an EgressIP object into {@link OvnEgressIp}. */
 export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
-  const spec = (obj.spec ?? {}) as { egressIPs?: unknown; namespaceSelector?: LabelSelector };
+  const spec = (obj.spec ?? {}) as {
+    egressIPs?: unknown;
+    namespaceSelector?: LabelSelector;
+    podSelector?: LabelSelector;
+  };
   const status = (obj.status ?? undefined) as { items?: unknown } | undefined;
   const items = Array.isArray(status?.items)
     ? (status.items as { node?: unknown; egressIP?: unknown }[])
@@ -95,6 +101,7 @@ export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
     ips: addressList(spec as KubeObject, "egressIPs"),
     selects: (spec.namespaceSelector?.matchLabels ?? {}) as Record<string, string>,
     namespaceSelector: spec.namespaceSelector ?? {},
+    ...(podSelectorOf(spec.podSelector) ? { podSelector: spec.podSelector } : {}),
     annotations: obj.metadata?.annotations ?? {},
     status: items?.map((i) => ({
       node: String(i.node ?? ""),
@@ -252,4 +259,11 @@ export function addressesWithin(all: string[], cidrs: string[]): string[] {
     }
   }
   return [...inside].sort(([, x], [, y]) => (x < y ? -1 : x > y ? 1 : 0)).map(([ip]) => ip);
+}
+
+/** A pod selector that selects some pods only (an empty one, like none, selects every pod). */
+function podSelectorOf(s: LabelSelector | undefined): LabelSelector | undefined {
+  return s && (Object.keys(s.matchLabels ?? {}).length > 0 || (s.matchExpressions ?? []).length > 0)
+    ? s
+    : undefined;
 }

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { editObject, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
@@ -11,6 +12,7 @@ import {
   type OvnEgressIp,
   viewAddresses,
   type EgressView,
+  type LabelSelector,
 } from "./egress-view";
 import { egressIpPlacements } from "./placements";
 import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
@@ -44,6 +46,29 @@ export const ovnObjectName = (namespace: string): string => `egress-ipam-${names
 export const adoptedForAnnotation = "egress-ipam/namespace";
 
 const isManaged = (e: { labels: Record<string, string> }) => hasManagedLabel(e.labels);
+
+/**
+ * The name of the EgressIP object of a namespace's pods that `podSelector` selects:
+ * `egress-ipam-<namespace>-<10 hex of the selector>`, one object per selector.
+ */
+export const podObjectName = (namespace: string, podSelector: Record<string, string>): string =>
+  `${ovnObjectName(namespace)}-${createHash("sha256").update(canonicalLabels(podSelector)).digest("hex").slice(0, 10)}`;
+
+/** A label map's canonical JSON (keys sorted). */
+const canonicalLabels = (labels: Record<string, string>): string =>
+  JSON.stringify(Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
+
+/**
+ * Whether two pod selectors of one namespace can select one pod: always, unless both give a value
+ * for some label and the values differ (no selector: every pod; a selector with matchExpressions
+ * is taken to overlap).
+ */
+export function podSelectorsOverlap(a: LabelSelector | undefined, b: LabelSelector | undefined): boolean {
+  if (!a || !b) return true;
+  if (a.matchExpressions?.length || b.matchExpressions?.length) return true;
+  const bl = b.matchLabels ?? {};
+  return Object.entries(a.matchLabels ?? {}).every(([k, v]) => !(k in bl) || bl[k] === v);
+}
 
 /** The name of the EgressIP object serving a namespace: one adopted for it, else {@link ovnObjectName}. */
 export function namespaceObjectName(view: EgressView, namespace: string): string {
@@ -82,6 +107,10 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
   const { kube, nodes } = planner;
   const namespace = config.namespace;
   const owner = config.owner;
+  const podSelector = config.podSelector;
+  /** The object this assignment's addresses go in: the selected pods' own, else the namespace's. */
+  const objectFor = (view: EgressView, name: string): string =>
+    podSelector ? podObjectName(name, podSelector) : namespaceObjectName(view, name);
 
   const ns = (doing: string): string => {
     if (!namespace) {
@@ -113,8 +142,9 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     view: EgressView,
     adopting: boolean,
   ): Promise<{ name: string; takeOver: boolean }> => {
-    const own = namespaceObjectName(view, name);
-    if (!adopting || view.egressIps.some((e) => e.name === own)) return { name: own, takeOver: false };
+    const own = objectFor(view, name);
+    if (!adopting || podSelector || view.egressIps.some((e) => e.name === own))
+      return { name: own, takeOver: false };
     const namespaces = (
       await kube.core.listNamespace().catch((err: unknown) => {
         throw kubeFailure("listing Namespaces (which an unmanaged EgressIP object selects)", err, kube);
@@ -201,6 +231,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
               spec: {
                 egressIPs: after.ips,
                 namespaceSelector: { matchLabels: { [namespaceNameLabel]: name } },
+                ...(podSelector ? { podSelector: { matchLabels: podSelector } } : {}),
               },
             } as KubeObject,
           };
@@ -322,7 +353,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     async removeIP(rawIp, _host, signal) {
       const ip = canonicalAddress(rawIp);
       const name = ns(`removing ${ip} from the EgressIP of its namespace`);
-      const target = { name: namespaceObjectName(await readEgressView(kube), name), takeOver: false };
+      const target = { name: objectFor(await readEgressView(kube), name), takeOver: false };
       let tookOff = true;
       await editSpec(
         name,
@@ -358,7 +389,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       const ip = canonicalAddress(rawIp);
       const name = ns(`checking ${ip}`);
       const view = await readEgressView(kube);
-      const objectName = namespaceObjectName(view, name);
+      const objectName = objectFor(view, name);
       const object = view.egressIps.find((e) => e.name === objectName);
       if (!object?.ips.includes(ip)) {
         throw new IpamError(
@@ -397,5 +428,32 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     placements: (cidrs) => egressIpPlacements(kube, cidrs),
     placementOwners: "named",
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
+
+    // Two EgressIP objects that can select one pod give it two egress addresses, and ovnkube picks
+    // one: an object of this namespace other than this assignment's own whose pods may overlap is
+    // refused at preview, naming it and who put its addresses there.
+    async refuseShared(holder) {
+      if (!namespace) return;
+      const view = await planner.egressView();
+      const own = objectFor(view, namespace);
+      const mine = podSelector ? { matchLabels: podSelector } : undefined;
+      const other = view.egressIps.find(
+        (e) =>
+          e.name !== own &&
+          e.selects[namespaceNameLabel] === namespace &&
+          podSelectorsOverlap(mine, e.podSelector),
+      );
+      if (!other) return;
+      const raw = await readObject(kube, egressIpRef(other.name));
+      const owners = [...new Set(Object.values(readOwners(raw, other.ips)).flat())];
+      const selects = other.podSelector ? `pods ${JSON.stringify(other.podSelector)}` : "every pod";
+      throw new IpamError(
+        "SCOPE_CONFLICT",
+        `${holder}: EgressIP ${other.name} already serves ${selects} of namespace ${namespace}` +
+          `${owners.length > 0 ? ` (its addresses are ${owners.join(", ")}'s)` : ""}, and this EgressIp's ` +
+          `${mine ? `podSelector ${JSON.stringify(podSelector)}` : "namespace-wide selection"} can select the same pods, ` +
+          `which would get two egress addresses: give the EgressIps pod selectors that differ in some label's value`,
+      );
+    },
   };
 }

@@ -66,6 +66,7 @@ export function assignmentConfig(
 ): ScopedProvisionerConfig {
   return withInstanceSettings(props.provisioner, {
     namespace: props.namespace || undefined,
+    podSelector: (props.podSelector as Record<string, string> | undefined) || undefined,
     owner: typeof props.ownerId === "string" ? props.ownerId : undefined,
     ...(adoptPresent ? { adoptPresent } : {}),
   });
@@ -74,7 +75,11 @@ export function assignmentConfig(
 async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic.CheckResult> {
   const malformed = shapeFailures(news, egressIpAssignmentInputs);
   if (malformed.length > 0) return { inputs: news, failures: malformed };
-  if ([news.ip, news.provisioner, news.pinnedHost, news.namespace, news.adopt].some(hasUnknown))
+  if (
+    [news.ip, news.provisioner, news.pinnedHost, news.namespace, news.adopt, news.podSelector].some(
+      hasUnknown,
+    )
+  )
     return { inputs: news };
   const failures: Failure[] = provisionerFailures(news.provisioner);
   if (usesNamespace(news.provisioner) && (typeof news.namespace !== "string" || news.namespace === "")) {
@@ -92,6 +97,19 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     failures.push(failureOf("ip", e));
   }
   const kind = news.provisioner?.kind;
+  if (news.podSelector !== undefined && kind !== "ovn") {
+    failures.push(
+      inputFailure(
+        "podSelector",
+        `the ${String(kind)} provisioner gives addresses to a whole namespace: podSelector is for ovn, leave it out`,
+      ),
+    );
+  }
+  if (news.podSelector !== undefined && Object.keys(news.podSelector as object).length === 0) {
+    failures.push(
+      inputFailure("podSelector", "an empty podSelector selects every pod: leave it out for that"),
+    );
+  }
   if ((kind === "ocp-static" || kind === "ocp-dynamic") && String(ip).includes(":")) {
     failures.push(
       inputFailure(
@@ -178,6 +196,9 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     if (placementSettings(olds.provisioner) !== placementSettings(news.provisioner))
       replaces.push("provisioner");
     if (olds.namespace !== news.namespace && usesNamespace(news.provisioner)) replaces.push("namespace");
+    const selectorChanged =
+      JSON.stringify(olds.podSelector ?? null) !== JSON.stringify(news.podSelector ?? null);
+    if (selectorChanged) replaces.push("podSelector");
     // A cluster recorded or re-pinned (the provisioner's `cluster` setting) is an update that moves nothing.
     const changes =
       replaces.length > 0 ||
@@ -192,7 +213,9 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     const deleteBeforeReplace =
       replaces.length > 0 &&
       olds.ip === news.ip &&
-      (olds.namespace !== news.namespace || sharesObjects(olds.provisioner, news.provisioner));
+      (olds.namespace !== news.namespace ||
+        selectorChanged ||
+        sharesObjects(olds.provisioner, news.provisioner));
     return { changes, replaces, ...(deleteBeforeReplace ? { deleteBeforeReplace } : {}) };
   },
 

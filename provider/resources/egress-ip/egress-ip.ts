@@ -47,6 +47,12 @@ export interface EgressIpArgs {
    * preview. `ocp-static` and `ocp-dynamic` take IPv4 only (OpenShift SDN).
    */
   families?: "ipv4" | "ipv6" | "dual";
+  /**
+   * Only the namespace's pods with these labels (`ovn`: an EgressIP object of their own, named
+   * `egress-ipam-<namespace>-<hash>`). An EgressIp whose pods may overlap another's in the namespace
+   * (another stack's too) is refused at preview, naming it. Changing it replaces the placements.
+   */
+  podSelector?: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
 
 /** Inputs of {@link EgressIpAssignment}. */
@@ -59,6 +65,8 @@ export interface EgressIpAssignmentArgs {
   failureDomain: string;
   /** Pins the host; default the least loaded eligible host of the domain, chosen at `check`. */
   host?: pulumi.Input<string>;
+  /** Only the namespace's pods with these labels (ovn; see {@link EgressIpArgs.podSelector}). */
+  podSelector?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** The namespace the address serves (required by ocp-static, ocp-dynamic, ovn, antrea and cilium). */
   namespace?: pulumi.Input<string>;
   /**
@@ -94,6 +102,7 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
       failureDomain: args.failureDomain,
       pinnedHost: args.host,
       namespace: args.namespace,
+      podSelector: args.podSelector,
       adopt: args.adopt,
       host: undefined,
       placement: undefined,
@@ -195,6 +204,7 @@ export class EgressIp extends pulumi.ComponentResource {
           failureDomain: domain,
           host: args.host,
           namespace: args.namespace,
+          ...(args.podSelector ? { podSelector: args.podSelector } : {}),
           ...(args.adopt ? { adopt: true } : {}),
         },
         { parent: this },
