@@ -86,6 +86,14 @@ export interface EgressIPProvisioner {
   /** Optional: undoes {@link assignCIDR} (ocp-dynamic: egressCIDRs off the HostSubnet; ovn: the label off the Node). */
   unassignCIDR?(host: string, signal?: AbortSignal): Promise<void>;
   /**
+   * Optional, read only: the public address traffic from the egress IP `ip` leaves from, where the
+   * provisioner gives it one (aws with `elasticIps`: the Elastic IP associated with it now), or
+   * undefined (none is associated, or the provisioner gives it none). A resource can expose it as an
+   * output after create, update and refresh; a missing or wrong association is what `checkIP`
+   * reports as DRIFT.
+   */
+  publicAddress?(ip: string, signal?: AbortSignal): Promise<string | undefined>;
+  /**
    * Optional: addresses inside `cidrs` that are in use outside Pulumi state (AWS: every private IP
    * and IPv6 address of every network interface in those subnets), so the pool never plans them.
    * Canonical strings: addresses, or a CIDR block wholly in use where its addresses are too many to

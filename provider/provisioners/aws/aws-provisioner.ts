@@ -1,4 +1,4 @@
-import { IpamError, type IpamErrorCode } from "../../core/ipam-error";
+import { IpamError } from "../../core/ipam-error";
 import { createHash } from "node:crypto";
 import { errorMessage } from "../../core/failure";
 import { warnOnce } from "../../core/warnings";
@@ -13,8 +13,10 @@ import { HostPlan } from "./host-plan";
 import { prefixHolding, prefixUseWithin } from "./prefixes";
 import { spareAddress, spareAdvice } from "./spare-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
+import { ec2Failure } from "./ec2-failure";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
-import type { AwsProvisionerConfig } from "./aws-provisioner-config";
+import { elasticIpsProblems, type AwsProvisionerConfig } from "./aws-provisioner-config";
+import { publicAddresses } from "./elastic-ips";
 
 /** Tuning of the `aws` provisioner that does not belong in state (tests shorten the waits). */
 export interface AwsProvisionerOptions {
@@ -43,7 +45,7 @@ export const ownerTagValue = (owner: string): string =>
   `sha256:${createHash("sha256").update(owner).digest("hex").slice(0, 40)}`;
 
 /** The methods that read or write the owner record (see {@link AwsProvisioner.forOwner}). */
-type OwnedMethods = "addSpecifiedIP" | "removeIP" | "moveIP" | "checkIP";
+type OwnedMethods = "addSpecifiedIP" | "removeIP" | "moveIP" | "checkIP" | "publicAddress";
 
 /** The `aws` provisioner, and views of it that record and check an owner (see {@link AwsProvisioner.forOwner}). */
 export interface AwsProvisioner extends EgressIPProvisioner {
@@ -64,25 +66,6 @@ export interface AwsProvisioner extends EgressIPProvisioner {
 }
 
 /**
- * An EC2 failure rethrown as IpamError (`PROVISIONER_FAILED` unless EC2 said why in a way another
- * code names) with what we were doing, the EC2 code and message, and what to do.
- */
-function ec2Failure(
-  doing: string,
-  err: unknown,
-  hint = "",
-  as: IpamErrorCode = "PROVISIONER_FAILED",
-): IpamError {
-  const code = ec2ErrorCode(err);
-  const message = errorMessage(err);
-  return new IpamError(
-    as,
-    `${doing} failed: ${code ? `${code}: ` : ""}${message}${hint ? `; ${hint}` : ""}`,
-    { cause: err },
-  );
-}
-
-/**
  * The `aws` provisioner: egress IPs are secondary private IPv4 addresses, or IPv6 addresses, of the
  * primary network interface of EC2 instances (hosts: instance IDs or private DNS names; failure
  * domains: availability zones). Uses the AWS SDK v3 with the default credential chain; every call is
@@ -93,6 +76,13 @@ export function awsProvisioner(
   options: AwsProvisionerOptions = {},
 ): AwsProvisioner {
   const region = config.region;
+  const problems = elasticIpsProblems(config.elasticIps);
+  if (problems.length > 0) {
+    throw new IpamError(
+      "INVALID_CONFIG",
+      `invalid aws provisioner config: ${problems.map((p) => `${p.property}: ${p.reason}`).join("; ")}`,
+    );
+  }
   const ec2 = new Ec2({
     region,
     endpoint: config.endpoint,
@@ -242,6 +232,8 @@ export function awsProvisioner(
   const owned = (owner: string | undefined, adoptPresent?: AdoptPresent) => {
     const adopt = adoptPresent === true;
     const tagged = owner === undefined ? undefined : ownerTagValue(owner);
+    // The Elastic IPs this package allocates are tagged with their owner; without one, the owner "".
+    const publicIps = publicAddresses(ec2, config.elasticIps, tagged ?? ownerTagValue(""), region);
     const recordOf = (eni: Eni, ip: string) => eni.tags?.[ownerTagKey(ip)];
     /** Why `eni`'s tag says the address is not this owner's ("" when it is, or nobody's tag is there). */
     const claimedByOther = (eni: Eni, ip: string) => {
@@ -282,19 +274,24 @@ export function awsProvisioner(
      * now: the record, read immediately before, names nobody else (an untagged address was placed
      * by an earlier version). An address another owner took over (adopt: true, another stack or a
      * renamed resource) stays, with its record. A missing host or address is fine. Returns the
-     * interfaces whose record is this owner's: the records to remove.
+     * interfaces whose record is this owner's (the records to remove), and whether an interface
+     * keeps the address for another owner.
      */
     const removeFrom = async (ip: string, host: string, keep: string | undefined, signal?: AbortSignal) => {
       const instance = await hosts.find(host, signal);
-      const ours: string[] = [];
-      if (!instance) return ours;
+      const out = { records: [] as string[], keptForOther: false };
+      if (!instance) return out;
       for (const eni of await interfacesNow(instance, signal)) {
-        if (eni.id === keep || claimedByOther(eni, ip)) continue;
-        if (tagged !== undefined && recordOf(eni, ip) === tagged) ours.push(eni.id);
+        if (eni.id === keep) continue;
+        if (claimedByOther(eni, ip)) {
+          out.keptForOther ||= holds(eni, ip);
+          continue;
+        }
+        if (tagged !== undefined && recordOf(eni, ip) === tagged) out.records.push(eni.id);
         if (!eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
         await unassignFrom(eni, ip, signal);
       }
-      return ours;
+      return out;
     };
     const tag = (eniId: string, ip: string, signal?: AbortSignal) =>
       tagged === undefined
@@ -362,6 +359,7 @@ export function awsProvisioner(
             }
             await tag(eni.id, ip, signal);
           }
+          await publicIps.attach(ip, eni, adopt, signal);
           plan.record(ip, instance.id);
           return hosts.placed(instance.id);
         }
@@ -373,13 +371,22 @@ export function awsProvisioner(
           const doing = `assigning ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
           throw await assignFailure(doing, err, instance, eni, ip);
         });
+        // Its public side too, or neither: a create that fails here leaves nothing behind.
+        await publicIps.attach(ip, eni, adopt, signal).catch(async (err) => {
+          await unassignFrom(eni, ip).catch(() => undefined);
+          await untag([eni.id], ip).catch(() => undefined);
+          throw err;
+        });
         plan.record(ip, instance.id);
         hosts.placed(instance.id);
       },
 
       async removeIP(rawIp, host, signal) {
         const ip = canonicalAddress(rawIp);
-        await untag(await removeFrom(ip, host, undefined, signal), ip);
+        const { records, keptForOther } = await removeFrom(ip, host, undefined, signal);
+        // Its record stays until its public side is gone: a retry finds the address this owner's.
+        if (!keptForOther) await publicIps.detach(ip, signal);
+        await untag(records, ip);
         plan.record(ip, undefined);
       },
 
@@ -439,9 +446,11 @@ export function awsProvisioner(
         // EC2 takes a reassigned address off its previous interface; make sure, since a stale holder
         // would keep answering for it.
         plan.record(ip, instance.id);
-        const left = await removeFrom(ip, oldHost, eni.id, signal);
+        // Its public address follows it (EC2 may have moved the association with a reassigned address).
+        await publicIps.attach(ip, eni, false, signal);
+        const { records } = await removeFrom(ip, oldHost, eni.id, signal);
         const wasOurs = holder && holder.id !== eni.id && recordOf(holder, ip) === tagged ? [holder.id] : [];
-        await untag([...new Set([...left, ...wasOurs])], ip);
+        await untag([...new Set([...records, ...wasOurs])], ip);
       },
 
       async checkIP(rawIp, host, signal) {
@@ -483,7 +492,23 @@ export function awsProvisioner(
               `its owner), or have that owner release it and run pulumi up to put it back`,
           );
         }
+        const problem = await publicIps.problem(ip, holder.id, signal).catch((err) => {
+          throw ec2Failure(
+            `reading the Elastic IP of ${ip}`,
+            err,
+            `the credentials need ec2:DescribeAddresses`,
+          );
+        });
+        if (problem) {
+          throw new IpamError(
+            "DRIFT",
+            `egress IP ${ip} on host ${hostLabel(instance)} does not leave from its public address: ${problem}; ` +
+              `run pulumi up to associate it with ${ip} on ${holder.id}`,
+          );
+        }
       },
+
+      publicAddress: (rawIp, signal) => publicIps.publicAddress(canonicalAddress(rawIp), signal),
     };
     return methods;
   };

@@ -75,6 +75,17 @@ export function subnetBlockOf(subnet: Subnet, ip: string): string | undefined {
   return subnet.cidrs.find((c) => prefixContains(c, ip));
 }
 
+/** An Elastic IP allocation and where it is associated, if anywhere. */
+export interface ElasticIp {
+  allocationId: string;
+  publicIp: string;
+  associationId?: string;
+  networkInterfaceId?: string;
+  /** The private IPv4 address of `networkInterfaceId` it is associated with. */
+  privateIp?: string;
+  tags: Record<string, string>;
+}
+
 /** Where the EC2 API is and how calls to it are retried. Credentials come from the default chain. */
 export interface Ec2Options {
   region: string;
@@ -382,6 +393,106 @@ export class Ec2 {
         ),
       signal,
     );
+  }
+
+  /** Elastic IPs by allocation ID, or matching the filters (`tag:<key>`, `network-interface-id`), all of them. */
+  async elasticIps(query: { allocationIds: string[] } | { filters: Filter[] }, signal?: AbortSignal) {
+    const input =
+      "allocationIds" in query ? { AllocationIds: query.allocationIds } : { Filters: query.filters };
+    try {
+      const out = await this.call(
+        (abortSignal) => this.client.send(new (sdk().DescribeAddressesCommand)(input), { abortSignal }),
+        signal,
+      );
+      return (out.Addresses ?? []).flatMap((a): ElasticIp[] =>
+        a.AllocationId && a.PublicIp
+          ? [
+              {
+                allocationId: a.AllocationId,
+                publicIp: a.PublicIp,
+                associationId: a.AssociationId || undefined,
+                networkInterfaceId: a.NetworkInterfaceId || undefined,
+                privateIp: a.PrivateIpAddress || undefined,
+                tags: Object.fromEntries(
+                  (a.Tags ?? []).flatMap((t) => (t.Key ? [[t.Key, t.Value ?? ""]] : [])),
+                ),
+              },
+            ]
+          : [],
+      );
+    } catch (err) {
+      // An allocation ID nobody has: absent, not an error.
+      if (ec2ErrorCode(err) === "InvalidAllocationID.NotFound") return [];
+      throw err;
+    }
+  }
+
+  /** Allocates an Elastic IP in the VPC domain, tagged as it is made (so no allocation is ever untagged). */
+  async allocateElasticIp(tags: Record<string, string>, signal?: AbortSignal): Promise<ElasticIp> {
+    const Tags = Object.entries(tags).map(([Key, Value]) => ({ Key, Value }));
+    const out = await this.call(
+      (abortSignal) =>
+        this.client.send(
+          new (sdk().AllocateAddressCommand)({
+            Domain: "vpc",
+            TagSpecifications: [{ ResourceType: "elastic-ip", Tags }],
+          }),
+          { abortSignal },
+        ),
+      signal,
+    );
+    return { allocationId: out.AllocationId ?? "", publicIp: out.PublicIp ?? "", tags };
+  }
+
+  /**
+   * Associates an Elastic IP with a private IPv4 address of an interface, taking it from wherever
+   * it is associated now (`AllowReassociation`).
+   */
+  async associateElasticIp(allocationId: string, eniId: string, privateIp: string, signal?: AbortSignal) {
+    await this.call(
+      (abortSignal) =>
+        this.client.send(
+          new (sdk().AssociateAddressCommand)({
+            AllocationId: allocationId,
+            NetworkInterfaceId: eniId,
+            PrivateIpAddress: privateIp,
+            AllowReassociation: true,
+          }),
+          { abortSignal },
+        ),
+      signal,
+      true,
+    );
+  }
+
+  /** Ends an association; one already ended is not an error. */
+  async disassociateElasticIp(associationId: string, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.call(
+        (abortSignal) =>
+          this.client.send(new (sdk().DisassociateAddressCommand)({ AssociationId: associationId }), {
+            abortSignal,
+          }),
+        signal,
+      );
+    } catch (err) {
+      if (ec2ErrorCode(err) !== "InvalidAssociationID.NotFound") throw err;
+    }
+  }
+
+  /** Releases an Elastic IP allocation; one already released is not an error. */
+  async releaseElasticIp(allocationId: string, signal?: AbortSignal): Promise<void> {
+    try {
+      await this.call(
+        (abortSignal) =>
+          this.client.send(new (sdk().ReleaseAddressCommand)({ AllocationId: allocationId }), {
+            abortSignal,
+          }),
+        signal,
+      );
+    } catch (err) {
+      if (ec2ErrorCode(err) !== "InvalidAllocationID.NotFound") throw err;
+    }
   }
 
   /** Sets tags on a resource: an interface, an Elastic IP allocation (CreateTags overwrites a key's value). */
