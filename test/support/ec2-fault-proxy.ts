@@ -32,8 +32,8 @@ export interface CannedAnswer {
  */
 export interface Rewrite {
   action: string;
-  /** Takes moto's XML body and returns the one to answer with. */
-  body: (xml: string) => string;
+  /** Takes moto's XML body (and the calls answered so far) and returns the one to answer with. */
+  body: (xml: string, calls: readonly ProxiedCall[]) => string;
 }
 
 /** One call seen by the proxy. */
@@ -47,6 +47,8 @@ export interface ProxiedCall {
   fault?: string;
   /** Milliseconds from arrival to the answer's end, once answered (injected latency included). */
   durationMs?: number;
+  /** The HTTP status of the answer, once answered. */
+  status?: number;
 }
 
 /** A running proxy. */
@@ -132,6 +134,7 @@ export async function startFaultProxy(
       res.on("close", () => {
         inFlight--;
         call.durationMs = Date.now() - started - call.at;
+        call.status = res.statusCode;
       });
       if (proxy.latencyMs > 0) await new Promise((r) => setTimeout(r, proxy.latencyMs));
       const fault = faults.find((f) => f.left > 0 && (f.action === undefined || f.action === action));
@@ -169,7 +172,7 @@ export async function startFaultProxy(
           const parts: Buffer[] = [];
           up.on("data", (c: Buffer) => parts.push(c));
           up.on("end", () => {
-            const xml = changes.reduce((x, r) => r.body(x), Buffer.concat(parts).toString());
+            const xml = changes.reduce((x, r) => r.body(x, proxy.calls), Buffer.concat(parts).toString());
             const { "content-length": _length, "transfer-encoding": _encoding, ...headers } = up.headers;
             res.writeHead(200, { ...headers, "content-length": String(Buffer.byteLength(xml)) });
             res.end(xml);
@@ -191,3 +194,42 @@ export async function startFaultProxy(
   proxy.endpoint = `http://127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return proxy;
 }
+
+/**
+ * A {@link Rewrite} for what moto lacks about Elastic IPs: it associates an Elastic IP with an
+ * interface and answers DescribeAddresses with the interface's primary private IP, whatever
+ * `PrivateIpAddress` AssociateAddress named (EC2 associates it with that secondary address). This
+ * puts back, in each associated address of the answer, the private IP that the last successful
+ * AssociateAddress of its allocation named (moto lists no association it ended).
+ */
+export const eipPrivateIps: Rewrite = {
+  action: "DescribeAddresses",
+  body: (xml, calls) => {
+    // The answer's top-level items (an address's tagSet has items of its own).
+    let out = "";
+    let depth = 0;
+    let from = 0;
+    for (const tag of xml.matchAll(/<\/?item>/g)) {
+      const closing = tag[0] === "</item>";
+      if (!closing && depth++ === 0) {
+        out += xml.slice(from, tag.index);
+        from = tag.index;
+      }
+      if (closing && --depth === 0) {
+        const end = tag.index + tag[0].length;
+        const item = xml.slice(from, end);
+        const allocation = /<allocationId>([^<]+)<\/allocationId>/.exec(item)?.[1];
+        const named = calls.findLast(
+          (c) => c.action === "AssociateAddress" && c.status === 200 && c.params.AllocationId === allocation,
+        )?.params.PrivateIpAddress;
+        const element = /<privateIpAddress>[^<]*<\/privateIpAddress>/;
+        out +=
+          named && element.test(item)
+            ? item.replace(element, `<privateIpAddress>${named}</privateIpAddress>`)
+            : item;
+        from = end;
+      }
+    }
+    return out + xml.slice(from);
+  },
+};
