@@ -437,9 +437,11 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       const view = await planner.egressView();
       const own = objectFor(view, namespace);
       const mine = podSelector ? { matchLabels: podSelector } : undefined;
+      // Namespace-wide objects beside each other are as before (an unmanaged one is what adopt takes).
       const other = view.egressIps.find(
         (e) =>
           e.name !== own &&
+          (mine !== undefined || e.podSelector !== undefined) &&
           e.selects[namespaceNameLabel] === namespace &&
           podSelectorsOverlap(mine, e.podSelector),
       );
