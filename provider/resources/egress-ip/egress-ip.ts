@@ -35,7 +35,8 @@ export interface EgressIpArgs {
   /**
    * Take over the addresses the namespace already has, where they are: without `ips`, those the
    * cluster gives it (Kubernetes kinds: its NetNamespace's egressIPs, an EgressIP object selecting
-   * it alone, the egressip-ipam-operator's annotation), one per failure domain by the Node carrying
+   * it alone, the egressip-ipam-operator's annotation, a CiliumEgressGatewayPolicy or Antrea Egress
+   * serving it alone), one per failure domain by the Node carrying
    * it; with `ips`, those. Preview shows exactly those addresses and hosts; `up` records this stack
    * as their owner and moves nothing. Refused at preview, naming both, for an address outside the
    * pool or held by another resource. Read at the first plan only: later runs keep what state has.
