@@ -16,6 +16,7 @@ import {
 } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import {
+  elasticIpFor,
   elasticIpsProblems,
   type ElasticIpsSetting,
 } from "../../provider/provisioners/aws/aws-provisioner-config";
@@ -127,6 +128,17 @@ describe("elasticIps settings", () => {
     [{ adopt: {}, allocate: "yes", release: true }, ["elasticIps.release", "elasticIps.allocate"]],
   ])("%j has problems with %j", (value, properties) => {
     expect(elasticIpsProblems(value).map((p) => p.property)).toEqual(properties);
+  });
+
+  it.each<[ElasticIpsSetting | undefined, string, string | undefined]>([
+    [undefined, ip, undefined],
+    ["allocate", ip, "allocate"],
+    ["allocate", "2600:1f18::10", undefined],
+    [{ adopt: { [ip]: "eipalloc-0123456789abcdef0" } }, ip, "eipalloc-0123456789abcdef0"],
+    [{ adopt: { [ip]: "eipalloc-0123456789abcdef0" } }, "10.0.1.11", undefined],
+    [{ adopt: { [ip]: "eipalloc-0123456789abcdef0" }, allocate: true }, "10.0.1.11", "allocate"],
+  ])("%j gives %s: %s", (setting, address, given) => {
+    expect(elasticIpFor(setting, address)).toBe(given);
   });
 
   it("are refused when the provisioner is built", () => {

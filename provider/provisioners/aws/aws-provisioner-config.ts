@@ -1,4 +1,4 @@
-import { tryParseAddress } from "../../allocator/address";
+import { formatAddress, tryParseAddress } from "../../allocator/address";
 import { shown } from "../../core/text";
 
 /**
@@ -32,6 +32,24 @@ export interface AwsProvisionerConfig {
  *   released; the others get one allocated with `allocate: true`, none without.
  */
 export type ElasticIpsSetting = "allocate" | { adopt: Record<string, string>; allocate?: boolean };
+
+/**
+ * What the setting gives one private address: an allocation ID (adopted), `"allocate"`, or
+ * undefined (no Elastic IP: none configured, not listed without `allocate`, or an IPv6 address).
+ * A resource's diff can compare this per address, so that a change for one address (an adopt entry
+ * added) does not replace the others.
+ */
+export function elasticIpFor(setting: ElasticIpsSetting | undefined, ip: string): string | undefined {
+  const address = tryParseAddress(ip);
+  if (setting === undefined || address?.family !== 4) return undefined;
+  if (setting === "allocate") return "allocate";
+  const canonical = formatAddress(4, address.value);
+  const adopted = Object.entries(setting.adopt).find(([key]) => {
+    const k = tryParseAddress(key);
+    return k?.family === 4 && formatAddress(4, k.value) === canonical;
+  });
+  return adopted?.[1] ?? (setting.allocate === true ? "allocate" : undefined);
+}
 
 const allocationIdPattern = /^eipalloc-[0-9a-f]{8,17}$/;
 

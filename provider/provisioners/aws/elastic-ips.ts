@@ -1,6 +1,5 @@
 import { IpamError } from "../../core/ipam-error";
-import { addressFamily, canonicalAddress } from "../../allocator";
-import type { ElasticIpsSetting } from "./aws-provisioner-config";
+import { elasticIpFor, type ElasticIpsSetting } from "./aws-provisioner-config";
 import type { Ec2, ElasticIp, Eni } from "./ec2";
 import { ec2Failure } from "./ec2-failure";
 import { ec2ErrorCode } from "./ec2-retry";
@@ -48,18 +47,8 @@ export function publicAddresses(
   owner: string,
   region: string,
 ): PublicAddresses {
-  const adopted = new Map<string, string>(
-    typeof setting === "object"
-      ? Object.entries(setting.adopt).map(([ip, id]) => [canonicalAddress(ip), id])
-      : [],
-  );
-  const allocates = setting === "allocate" || (typeof setting === "object" && setting.allocate === true);
-
-  /** What `ip` should have: an adopted allocation ID, "allocated", or nothing. */
-  const wanted = (ip: string): string | undefined => {
-    if (setting === undefined || addressFamily(ip) !== 4) return undefined;
-    return adopted.get(ip) ?? (allocates ? "allocated" : undefined);
-  };
+  /** What `ip` should have: an adopted allocation ID, "allocate", or nothing. */
+  const wanted = (ip: string): string | undefined => elasticIpFor(setting, ip);
   const ours = (ip: string, signal?: AbortSignal) =>
     ec2
       .elasticIps(
@@ -74,7 +63,7 @@ export function publicAddresses(
       .then((list) => list.sort((a, b) => a.allocationId.localeCompare(b.allocationId)));
   /** The address's Elastic IP as EC2 has it now, if it exists. */
   const current = async (ip: string, want: string, signal?: AbortSignal) =>
-    want === "allocated"
+    want === "allocate"
       ? (await ours(ip, signal))[0]
       : (await ec2.elasticIps({ allocationIds: [want] }, signal))[0];
   const describeFailure = (doing: string) => (err: unknown) => {
@@ -100,14 +89,14 @@ export function publicAddresses(
       const want = wanted(ip);
       if (!want) return;
       let eip = await current(ip, want, signal).catch(describeFailure(`reading the Elastic IP of ${ip}`));
-      if (!eip && want !== "allocated") {
+      if (!eip && want !== "allocate") {
         throw new IpamError(
           "NOT_FOUND",
           `the Elastic IP ${want} that elasticIps.adopt gives ${ip} does not exist in ${region}; give the ` +
             `allocation ID of an existing Elastic IP (aws ec2 describe-addresses), or remove ${ip} from elasticIps.adopt`,
         );
       }
-      if (eip && want !== "allocated" && eip.associationId && eip.privateIp !== ip) {
+      if (eip && want !== "allocate" && eip.associationId && eip.privateIp !== ip) {
         throw new IpamError(
           "ADDRESS_IN_USE",
           `cannot give ${ip} the Elastic IP ${want} (${eip.publicIp}): it is ${whereIs(eip)}, not with ${ip}; ` +
@@ -140,7 +129,7 @@ export function publicAddresses(
       const want = wanted(ip);
       if (!want) return;
       const found =
-        want === "allocated"
+        want === "allocate"
           ? await ours(ip, signal)
           : (await ec2.elasticIps({ allocationIds: [want] }, signal)).filter((e) => e.privateIp === ip);
       for (const eip of found) {
@@ -151,7 +140,7 @@ export function publicAddresses(
           });
         }
         // Only what this package allocated (its tags say so) is released; an adopted one stays the user's.
-        if (want !== "allocated" || eip.tags[eipOwnerTag] !== owner) continue;
+        if (want !== "allocate" || eip.tags[eipOwnerTag] !== owner) continue;
         await ec2.releaseElasticIp(eip.allocationId, signal).catch((err) => {
           throw ec2Failure(
             `releasing the Elastic IP ${eip.allocationId} (${eip.publicIp}) that this package allocated for ${ip}`,
@@ -168,7 +157,7 @@ export function publicAddresses(
       if (!want) return undefined;
       const eip = await current(ip, want, signal);
       if (!eip) {
-        return want === "allocated"
+        return want === "allocate"
           ? `the Elastic IP this package allocated for it (tagged ${eipOwnerTag}, ${eipAddressTag}=${ip}) is gone`
           : `the Elastic IP ${want} that elasticIps.adopt gives it does not exist`;
       }
