@@ -3,7 +3,7 @@ import {
   kubeKinds,
   type KubeProvisionerConfig,
 } from "./kubernetes/kube-provisioner-config";
-import type { AwsProvisionerConfig } from "./aws/aws-provisioner-config";
+import { elasticIpsProblems, type AwsProvisionerConfig } from "./aws/aws-provisioner-config";
 import { shown } from "../core/text";
 import type { InstanceSettings } from "./egress-ip-provisioner";
 
@@ -130,7 +130,7 @@ export function provisionerConfigProblems(config: unknown): { property: string; 
   return problems;
 }
 
-const awsKeys = new Set(["kind", "region", "endpoint", "hostTags"]);
+const awsKeys = new Set(["kind", "region", "endpoint", "hostTags", "elasticIps"]);
 
 function awsConfigProblems(c: Record<string, unknown>): { property: string; reason: string }[] {
   const problems: { property: string; reason: string }[] = [];
@@ -156,6 +156,7 @@ function awsConfigProblems(c: Record<string, unknown>): { property: string; reas
     if (!ok)
       problems.push({ property: "hostTags", reason: 'must map tag keys to values, e.g. { role: "egress" }' });
   }
+  problems.push(...elasticIpsProblems(c.elasticIps));
   for (const key of Object.keys(c)) {
     if (!awsKeys.has(key) && !secretLike.test(key)) {
       problems.push({
