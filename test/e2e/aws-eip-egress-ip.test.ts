@@ -71,7 +71,11 @@ describe('EgressIp with elasticIps: "allocate", against moto (fault-injected: mo
       };
       const pool = new IpPool("egress", { ranges: [{ subnet }], cloudReserved: "aws" });
       const e = new EgressIp("team", { pool, namespace: "team", failureDomains: [zone], provisioner });
-      return { ip: e.ips.apply((l) => l[0]), host: e.hosts.apply((l) => l[0]) };
+      return {
+        ip: e.ips.apply((l) => l[0]),
+        host: e.hosts.apply((l) => l[0]),
+        publicIp: e.publicIps.apply((l) => l[0]),
+      };
     });
   });
   afterAll(async () => {
@@ -86,6 +90,8 @@ describe('EgressIp with elasticIps: "allocate", against moto (fault-injected: mo
     const [eip, ...more] = await addresses();
     expect(more).toEqual([]);
     expect(eip).toMatchObject({ NetworkInterfaceId: await eniOf(out.host!), PrivateIpAddress: out.ip });
+    // The EgressIp's publicIps output is the Elastic IP's public address.
+    expect(out.publicIp).toBe(eip!.PublicIp);
     const tags = Object.fromEntries((eip!.Tags ?? []).map((t) => [t.Key, t.Value]));
     expect(tags).toMatchObject({
       [eipAddressTag]: out.ip,

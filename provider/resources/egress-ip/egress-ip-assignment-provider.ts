@@ -220,8 +220,12 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   },
 
   async create(inputs) {
-    await provisionerFor(assignmentConfig(inputs)).addSpecifiedIP(inputs.ip, inputs.host, callSignal());
-    return { id: inputs.ip, outs: outputsOf(inputs) };
+    const provisioner = provisionerFor(assignmentConfig(inputs));
+    await provisioner.addSpecifiedIP(inputs.ip, inputs.host, callSignal());
+    return {
+      id: inputs.ip,
+      outs: { ...outputsOf(inputs), ...(await publicIpOf(provisioner, inputs.ip)) },
+    };
   },
 
   async read(id, props) {
@@ -230,7 +234,8 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     assertProvisionerCluster(props, provisioner, whatOf(props), "nothing was recorded");
     try {
       await provisioner.checkIP(props.ip, props.host, callSignal());
-      return { id, props };
+      const { publicIp: _before, ...rest } = props;
+      return { id, props: { ...rest, ...(await publicIpOf(provisioner, props.ip)) } };
     } catch (e) {
       // A check that could not be made (API unreachable, refused, throttled, failing) says nothing
       // about the address: fail the refresh rather than record it missing.
@@ -268,7 +273,7 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     } else if (!olds.host) {
       await provisioner.addSpecifiedIP(news.ip, news.host, callSignal());
     }
-    return { outs: outputsOf(news) };
+    return { outs: { ...outputsOf(news), ...(await publicIpOf(provisioner, news.ip)) } };
   },
 
   async delete(_id, props) {
@@ -279,3 +284,12 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     await provisioner.removeIP(props.ip, host, callSignal());
   },
 };
+
+/**
+ * `{ publicIp }`: the public address traffic from `ip` leaves from, where the provisioner gives it
+ * one (aws with `elasticIps`); nothing otherwise, so the state of other assignments is as before.
+ */
+async function publicIpOf(provisioner: EgressIPProvisioner, ip: string): Promise<{ publicIp?: string }> {
+  const publicIp = await provisioner.publicAddress?.(ip, callSignal());
+  return publicIp ? { publicIp } : {};
+}

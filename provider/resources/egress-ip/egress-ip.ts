@@ -92,6 +92,11 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
   declare public readonly host: pulumi.Output<string>;
   /** Its failure domain. */
   declare public readonly failureDomain: pulumi.Output<string>;
+  /**
+   * The public address traffic from it leaves from, where the provisioner gives it one (aws with
+   * `elasticIps`: its Elastic IP); undefined otherwise. Known after `up`, read again by refresh.
+   */
+  declare public readonly publicIp: pulumi.Output<string | undefined>;
 
   constructor(name: string, args: EgressIpAssignmentArgs, opts?: pulumi.CustomResourceOptions) {
     const context = providerContext(name, "EgressIpAssignment", opts);
@@ -107,6 +112,7 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
       adopt: args.adopt,
       host: undefined,
       placement: undefined,
+      publicIp: undefined,
     };
     super(thinProvider("EgressIpAssignment"), name, props, opts, "egress-ipam", "EgressIpAssignment");
   }
@@ -131,6 +137,8 @@ export class EgressIp extends pulumi.ComponentResource {
   public readonly ips: pulumi.Output<string[]>;
   /** The host carrying each address of `ips`, in the same order. */
   public readonly hosts: pulumi.Output<string[]>;
+  /** The public address of each address of `ips` (aws with `elasticIps`), undefined where there is none. */
+  public readonly publicIps: pulumi.Output<(string | undefined)[]>;
   /**
    * Every address and its host, by failure domain (`""` for an EgressIp pinned to a `host`) and
    * family: `{ "us-east-1a": { ipv4: { ip, host }, ipv6: { ip, host } } }`.
@@ -214,6 +222,7 @@ export class EgressIp extends pulumi.ComponentResource {
     const first = slots.flatMap((slot, n) => (slot.k === 0 ? [n] : []));
     this.ips = pulumi.all(first.map((n) => this.allocations[n]!.ip));
     this.hosts = pulumi.all(first.map((n) => this.assignments[n]!.host));
+    this.publicIps = pulumi.all(first.map((n) => this.assignments[n]!.publicIp));
     this.addresses = pulumi.all(this.assignments.map((a) => pulumi.all([a.ip, a.host]))).apply((placed) => {
       const out: Record<string, FamilyAddresses> = {};
       placed.forEach(([ip, host], n) => {
@@ -222,7 +231,12 @@ export class EgressIp extends pulumi.ComponentResource {
       });
       return out;
     });
-    this.registerOutputs({ ips: this.ips, hosts: this.hosts, addresses: this.addresses });
+    this.registerOutputs({
+      ips: this.ips,
+      hosts: this.hosts,
+      publicIps: this.publicIps,
+      addresses: this.addresses,
+    });
   }
 }
 
