@@ -226,6 +226,7 @@ export class EgressIp extends pulumi.ComponentResource {
     this.addresses = pulumi.all(this.assignments.map((a) => pulumi.all([a.ip, a.host]))).apply((placed) => {
       const out: Record<string, FamilyAddresses> = {};
       placed.forEach(([ip, host], n) => {
+        if (typeof ip !== "string") return; // not known yet: a preview of a config fed by outputs
         const family = ip.includes(":") ? "ipv6" : "ipv4";
         (out[slots[n]!.domain] ??= {})[family] = { ip, host };
       });
