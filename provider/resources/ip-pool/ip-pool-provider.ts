@@ -167,7 +167,7 @@ export const ipPoolProvider: ProviderImpl = {
     const ledgerChanged = ledgerKey(olds.ledger) !== "" && ledgerKey(olds.ledger) !== ledgerKey(news.ledger);
     const settingsChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
     // A stack identity new to the state (a stack of an earlier version) is an update.
-    // So is a change of owner, quotas, or (a reference) of what its owner stored and the stacks hold.
+    // So is a change of owner or quotas, or (a reference) of what its owner decides (referenceKeys).
     const shown = ["stackId", "quotas", "adopt", "ownedBy", ...(news.shared === true ? referenceKeys : [])];
     const changes =
       settingsChanged ||

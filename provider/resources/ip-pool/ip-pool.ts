@@ -169,7 +169,10 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly size: pulumi.Output<string>;
   /** Current allocations, after `pulumi refresh`. */
   declare public readonly allocations: pulumi.Output<PoolAllocation[] | undefined>;
-  /** Free addresses, after `pulumi refresh`, as a decimal string. */
+  /**
+   * Free addresses, as a decimal string: after `pulumi refresh`; of a reference ({@link IpPool.shared}),
+   * also as its check found them at create and update.
+   */
   declare public readonly free: pulumi.Output<string | undefined>;
   /**
    * The pool's identity in its ledger and its holders' state: its URN when it was first created,
@@ -183,7 +186,8 @@ export class IpPool extends pulumi.dynamic.Resource {
   declare public readonly ownedBy: pulumi.Output<string | undefined>;
   /**
    * Addresses this stack holds in a shared pool (a block counts its addresses), as a decimal
-   * string; read at each preview of a reference ({@link IpPool.shared}).
+   * string, of a reference ({@link IpPool.shared}): as its check found them at create and update,
+   * and read again by `pulumi refresh` (another stack's allocation is no change of the reference).
    */
   declare public readonly used: pulumi.Output<string | undefined>;
   /** This stack's quota in a shared pool (its group's limit, in addresses); undefined when none applies. */
