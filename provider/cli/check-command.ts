@@ -1,4 +1,5 @@
 import { errorMessage } from "../core/failure";
+import { ownKind } from "../core/resource-types";
 import { codeOf, type IpamErrorCode } from "../core/ipam-error";
 import { checkRequestable, poolSubnets } from "../resources/pool/pool-spec";
 import { createProvisioner } from "../provisioners/create-provisioner";
@@ -7,8 +8,17 @@ import type { ProvisionerConfig } from "../provisioners/provisioner-config";
 import type { Props } from "../resources/provider-props";
 import { readRecord } from "../ledger/stack/allocation-record";
 import { CliError, exitCodes } from "./cli-error";
-import { findDrift, inUseByOthers, type Finding, type OtherUse, type StatePlacement } from "./drift";
+import {
+  findDrift,
+  inUseByOthers,
+  publicAddresses,
+  type Finding,
+  type OtherUse,
+  type PublicAddress,
+  type StatePlacement,
+} from "./drift";
 import { stackOwnership } from "./stack-ownership";
+import { compareEntries } from "./holder";
 import { stackPools, type StackPool } from "./stack-pools";
 import { poolScope, type PoolEntry, type PoolScope } from "./pool-scope";
 import { sharedHolders, stackRefOf } from "./ledger-usage";
@@ -39,9 +49,11 @@ export interface CheckResult {
   findings: Finding[];
   /** Addresses inside the pools that are on hosts but not this stack's: no finding, no fix. */
   others: OtherUse[];
+  /** The public address each of the stack's addresses leaves from, where it has one (aws: its Elastic IP). */
+  publicAddresses: PublicAddress[];
 }
 
-const isAssignment = (type: string) => type.endsWith("egress-ipam:EgressIpAssignment");
+const isAssignment = (type: string) => ownKind(type) === "EgressIpAssignment";
 
 /**
  * Which of the stack's pools a provisioner's addresses come from (by range, a pool's blocks taken
@@ -106,7 +118,13 @@ export async function checkStack(
   const scope = poolScope(entries);
 
   const ownership = stackOwnership(snapshot);
-  const result: CheckResult = { stack: snapshot.stack, provisioners: [], findings: [], others: [] };
+  const result: CheckResult = {
+    stack: snapshot.stack,
+    provisioners: [],
+    findings: [],
+    others: [],
+    publicAddresses: [],
+  };
   for (const [key, placed] of byConfig) {
     const config = JSON.parse(key) as ProvisionerConfig;
     const mine = poolsOf(key, placed, pools, snapshot, scope);
@@ -164,8 +182,24 @@ export async function checkStack(
     };
     result.findings.push(...findDrift(input));
     result.others.push(...inUseByOthers(input));
+    result.publicAddresses.push(...publicAddresses(input));
   }
+  // Configs that differ in a setting of some addresses only (aws's elasticIps: state keeps each
+  // assignment's own copy) ask about the same subnets: what is nobody's is found once per config.
+  result.findings = unique(result.findings, (f) => JSON.stringify(f)).sort(
+    (a, b) => compareEntries(a.ip, b.ip) || a.kind.localeCompare(b.kind),
+  );
+  result.others = unique(result.others, (o) => `${o.ip} ${o.host}`).sort(
+    (a, b) => compareEntries(a.ip, b.ip) || a.host.localeCompare(b.host),
+  );
+  result.publicAddresses.sort((a, b) => compareEntries(a.ip, b.ip));
   return result;
+}
+
+/** The items with distinct keys, the first of each kept, in order. */
+function unique<T>(items: T[], key: (item: T) => string): T[] {
+  const seen = new Set<string>();
+  return items.filter((item) => !seen.has(key(item)) && Boolean(seen.add(key(item))));
 }
 
 /** A config as the CLI prints it: a kubeconfig given as a value is `[secret]`, never its text. */

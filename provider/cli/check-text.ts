@@ -7,6 +7,7 @@ const headings = {
   leaked: "on a host, inside a pool, held by nobody in state",
   missing: "in state, on no host",
   misplaced: "on another host than state says",
+  unassociated: "on its host, not leaving from the public address its settings give it",
 } as const;
 
 /** The terminal report of `check`: what was asked, then each finding with the commands that fix it. */
@@ -19,7 +20,18 @@ export function checkText(result: CheckResult, style: Style): string {
     out.push(terminalSafe(`provisioner ${describe(p.provisioner)}: ${what}`));
   }
   if (result.provisioners.length === 0) out.push(`stack ${result.stack} has no EgressIpAssignment to check`);
-  for (const kind of ["leaked", "missing", "misplaced"] as const) {
+  // Public addresses (aws: Elastic IPs) only for a stack whose addresses have or should have one.
+  const unassociated = result.findings.some((f) => f.kind === "unassociated");
+  const publicSide = unassociated || result.publicAddresses.length > 0;
+  if (publicSide) {
+    out.push("", `public addresses of the stack's addresses: ${result.publicAddresses.length}`);
+    for (const a of result.publicAddresses) {
+      const id = a.publicId ? ` (${a.publicId})` : "";
+      out.push(terminalSafe(`  ${a.ip}  public ${a.publicIp}${id}  on ${a.host}`));
+    }
+  }
+  const kinds = ["leaked", "missing", "misplaced", ...(publicSide ? ["unassociated" as const] : [])] as const;
+  for (const kind of kinds) {
     const list = result.findings.filter((f) => f.kind === kind);
     out.push("", style.paint(`${kind} (${headings[kind]}): ${list.length}`, list.length > 0 ? "1;31" : "32"));
     for (const f of list) {
@@ -28,7 +40,9 @@ export function checkText(result: CheckResult, style: Style): string {
           ? `on ${f.actualHost}`
           : kind === "missing"
             ? `state: on ${f.expectedHost}`
-            : `state: on ${f.expectedHost}, really on ${f.actualHost}`;
+            : kind === "unassociated"
+              ? `on ${f.expectedHost}: ${f.reason}`
+              : `state: on ${f.expectedHost}, really on ${f.actualHost}`;
       // Hosts, URNs and the commands built from them come from state and the platform.
       out.push(terminalSafe(`  ${f.ip}  ${where}${f.urn ? `  (${f.urn})` : ""}`));
       f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${terminalSafe(cmd)}`));

@@ -13,15 +13,34 @@ export interface StatePlacement {
 
 /** One difference between state and the hosts, with the commands that fix it, in order. */
 export interface Finding {
-  kind: "leaked" | "missing" | "misplaced";
+  /**
+   * `leaked`, `missing`, `misplaced` (see {@link findDrift}), or `unassociated`: on its host, but
+   * not leaving from the public address its settings give it (aws: its Elastic IP missing or
+   * associated elsewhere).
+   */
+  kind: "leaked" | "missing" | "misplaced" | "unassociated";
   ip: string;
   /** Where state says it is (missing, misplaced). */
   expectedHost?: string;
   /** Where it really is (leaked, misplaced). */
   actualHost?: string;
-  /** The EgressIpAssignment that holds it in state (missing, misplaced). */
+  /** The EgressIpAssignment that holds it in state (missing, misplaced, unassociated). */
   urn?: string;
+  /** What is wrong with its public side (unassociated), as the provisioner says it. */
+  reason?: string;
   fix: string[];
+}
+
+/** The public address one of the stack's addresses leaves from, where state says it is. */
+export interface PublicAddress {
+  ip: string;
+  host: string;
+  /** The public address (aws: its Elastic IP). */
+  publicIp: string;
+  /** What the platform calls it (aws: the allocation ID), when it says. */
+  publicId?: string;
+  /** URN of the EgressIpAssignment. */
+  urn: string;
 }
 
 /** What {@link findDrift} compares. */
@@ -48,12 +67,18 @@ export interface OtherUse {
   recordedFor?: string[];
 }
 
+/** Whether a placement is where state says the address is (by the host's name or an alias, or not placed yet). */
+const isWhereStateSays = (s: StatePlacement) => (p: Placement) =>
+  p.awaitingHost === true || p.host === s.host || (p.aliases ?? []).includes(s.host);
+
 /**
  * Compares state with what a provisioner sees: **leaked** (on a host, inside a pool, held by nobody
  * in state, and this stack's by its owner record), **missing** (in state, on no host),
  * **misplaced** (on another host than state says; copies on extra hosts count too; one the platform
- * has not placed yet is where state says). Findings come in address order, each with its fix. What
- * is on a host, in a pool and nobody's in state but not this stack's is {@link inUseByOthers}.
+ * has not placed yet is where state says), **unassociated** (where state says, with a
+ * {@link Placement.publicProblem}: `pulumi refresh` records it, `pulumi up` associates it again).
+ * Findings come in address order, each with its fix. What is on a host, in a pool and nobody's in
+ * state but not this stack's is {@link inUseByOthers}.
  */
 export function findDrift(input: DriftInput): Finding[] {
   const refreshUp = [
@@ -71,8 +96,18 @@ export function findDrift(input: DriftInput): Finding[] {
       findings.push({ kind: "missing", ip: s.ip, expectedHost: s.host, urn: s.urn, fix: refreshUp });
       continue;
     }
-    const isExpected = (p: Placement) =>
-      p.awaitingHost === true || p.host === s.host || (p.aliases ?? []).includes(s.host);
+    const isExpected = isWhereStateSays(s);
+    const expected = where.find((p) => isExpected(p) && p.publicProblem !== undefined);
+    if (expected) {
+      findings.push({
+        kind: "unassociated",
+        ip: s.ip,
+        expectedHost: s.host,
+        urn: s.urn,
+        reason: expected.publicProblem,
+        fix: expected.publicFix ? [expected.publicFix, ...refreshUp] : refreshUp,
+      });
+    }
     for (const p of where.filter((p) => !isExpected(p))) {
       // Off the wrong host first: placing it on the right one would find it in use there. Where
       // the platform moves addresses itself, state only has to learn where it went.
@@ -92,6 +127,28 @@ export function findDrift(input: DriftInput): Finding[] {
     if (input.isOurs(p)) findings.push({ kind: "leaked", ip: p.ip, actualHost: p.host, fix: [removal(p)] });
   }
   return findings.sort((a, b) => compare(a.ip, b.ip) || a.kind.localeCompare(b.kind));
+}
+
+/**
+ * The public addresses of the stack's addresses where state says they are, as the provisioner sees
+ * them (aws: their Elastic IPs), in address order.
+ */
+export function publicAddresses(input: Pick<DriftInput, "placed" | "seen">): PublicAddress[] {
+  return input.placed
+    .flatMap((s) => {
+      const p = input.seen.find((p) => p.ip === s.ip && p.publicIp !== undefined && isWhereStateSays(s)(p));
+      if (!p) return [];
+      return [
+        {
+          ip: s.ip,
+          host: s.host,
+          publicIp: p.publicIp!,
+          ...(p.publicId ? { publicId: p.publicId } : {}),
+          urn: s.urn,
+        },
+      ];
+    })
+    .sort((a, b) => compare(a.ip, b.ip));
 }
 
 /**

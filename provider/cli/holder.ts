@@ -22,6 +22,11 @@ export interface Holder {
   sinceKind?: string;
   /** When the holder was created (RFC 3339), when the checkpoint tells. */
   sinceTime?: string;
+  /**
+   * The public address the address leaves from (aws with `elasticIps`: its Elastic IP), as the
+   * stack's EgressIpAssignment of the address last recorded it (at up or refresh).
+   */
+  publicIp?: string;
 }
 
 /** A pool made of a block (its ranges lie inside it), as the block's entry names it. */

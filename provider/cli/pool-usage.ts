@@ -103,8 +103,20 @@ export function poolUsages(
   return linkPools(all).filter((u) => select(u.name, u.pool));
 }
 
+/** The public address each address of the stack's live EgressIpAssignments recorded, by address. */
+function publicIps(snapshot: StackSnapshot): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const r of snapshot.resources) {
+    const { ip, publicIp } = (r.outputs ?? {}) as { ip?: unknown; publicIp?: unknown };
+    if (!r.type.endsWith("egress-ipam:EgressIpAssignment") || r.delete) continue;
+    if (typeof ip === "string" && typeof publicIp === "string" && !out.has(ip)) out.set(ip, publicIp);
+  }
+  return out;
+}
+
 function holdersByPool(snapshot: StackSnapshot): Map<string, Holder[]> {
   const byPool = new Map<string, Holder[]>();
+  const publicIp = publicIps(snapshot);
   const add = (r: SnapshotResource, state: HoldState, props: Record<string, unknown> | undefined) => {
     const record = readRecord(props);
     if (!record) return;
@@ -114,6 +126,7 @@ function holdersByPool(snapshot: StackSnapshot): Map<string, Holder[]> {
       const holder: Holder = { ip, owner: r.urn, state };
       if (since) Object.assign(holder, { sinceVersion: since.version, sinceKind: since.kind });
       if (r.created) holder.sinceTime = r.created;
+      if (publicIp.has(ip)) holder.publicIp = publicIp.get(ip);
       byPool.set(record.pool, [...(byPool.get(record.pool) ?? []), holder]);
     }
   };

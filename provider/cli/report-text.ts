@@ -177,12 +177,13 @@ export function legendText(style: Style): string {
   return `legend: ${items.join("  ")}`;
 }
 
-/** The holders of addresses as a table, or a line saying there are none. */
+/** The holders of addresses as a table (with their public addresses where any has one), or a line saying there are none. */
 function holdersText(holders: Holder[]): string[] {
   if (holders.length === 0) return ["  holders: none"];
+  const publicIps = holders.some((h) => h.publicIp !== undefined);
   return table(
-    ["ADDRESS"],
-    holders.map((h) => ({ h, cells: [h.ip] })),
+    publicIps ? ["ADDRESS", "PUBLIC"] : ["ADDRESS"],
+    holders.map((h) => ({ h, cells: publicIps ? [h.ip, h.publicIp ?? "-"] : [h.ip] })),
   );
 }
 

@@ -36,6 +36,22 @@ export interface Placement {
    * {@link EgressIPProvisioner.placementOwners}); absent when nobody is recorded.
    */
   owners?: string[];
+  /** The public address traffic from it leaves from there (aws: the Elastic IP associated with it on that interface), when it has one. */
+  publicIp?: string;
+  /** What the platform calls that public address (aws: the Elastic IP's allocation ID). */
+  publicId?: string;
+  /**
+   * Why it does not leave from the public address the provisioner's settings give it (aws
+   * `elasticIps`: its Elastic IP gone, associated with nothing or elsewhere); absent when it does,
+   * or when they give it none.
+   */
+  publicProblem?: string;
+  /**
+   * A command to run before `pulumi refresh` and `pulumi up` fix {@link publicProblem}, where they
+   * cannot alone (aws: an adopted Elastic IP associated with another address, which `up` never takes
+   * from there: disassociated by hand).
+   */
+  publicFix?: string;
 }
 
 /** An address a cluster already gives a namespace; see {@link EgressIPProvisioner.namespaceAddresses}. */
@@ -94,6 +110,28 @@ export interface EgressIPProvisioner {
    */
   publicAddress?(ip: string, signal?: AbortSignal): Promise<string | undefined>;
   /**
+   * Optional, read only, asked at `check` so that preview shows it: the public address `ip` will
+   * leave from once placed, where it is known before (aws: an adopted Elastic IP, or the one this
+   * package allocated for it earlier), else undefined. Unlike {@link publicAddress}, what the
+   * settings give, not what is associated now.
+   * @throws IpamError NOT_FOUND naming an adopted allocation that does not exist; ADDRESS_IN_USE naming one associated with another address.
+   */
+  plannedPublicAddress?(ip: string, signal?: AbortSignal): Promise<string | undefined>;
+  /**
+   * Optional: gives `ip`, already on `host`, the public address these settings give it (aws:
+   * associates its Elastic IP there, allocating one with `elasticIps: "allocate"`), leaving the
+   * address itself where it is; a no-op where they give none. For a change of those settings alone.
+   * @throws IpamError DRIFT when `ip` is not on `host`; TAKEN_OVER when another owner's record names it there; NOT_FOUND, ADDRESS_IN_USE for an adopted allocation that cannot be had.
+   */
+  attachPublicAddress?(ip: string, host: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional: takes off `ip` the public address these settings give it (aws: disassociates its
+   * Elastic IP, releasing it only if this package allocated it), leaving the address itself where
+   * it is; a no-op where they give none, and for one gone already. The counterpart of
+   * {@link attachPublicAddress}, called on the provisioner of the settings before the change.
+   */
+  detachPublicAddress?(ip: string, signal?: AbortSignal): Promise<void>;
+  /**
    * Optional: addresses inside `cidrs` that are in use outside Pulumi state (AWS: every private IP
    * and IPv6 address of every network interface in those subnets), so the pool never plans them.
    * Canonical strings: addresses, or a CIDR block wholly in use where its addresses are too many to
@@ -129,13 +167,16 @@ export interface EgressIPProvisioner {
    */
   namespaceAddresses?(namespace: string, signal?: AbortSignal): Promise<NamespaceAddress[]>;
   /**
-   * Optional, read only, asked at every `check`: refuses settings that this assignment cannot share
-   * with the others writing the same object (cilium: a namespace's one policy has one set of
-   * destinations, so two EgressIps asking it for different ones would rewrite each other's at every
-   * up). `holder` names the assignment's resource in messages (`EgressIp team-a`).
-   * @throws IpamError SCOPE_CONFLICT naming both sides and what to do.
+   * Optional, read only, asked at every `check`: refuses settings that this assignment's address
+   * `ip` cannot share with the others writing the same objects or serving the same pods (cilium: a
+   * selection's policy has one set of destinations, so two EgressIps asking it for different ones
+   * would rewrite each other's at every up; ovn, cilium, antrea: pod selections of one namespace
+   * that can take the same pod, in the cluster or asked by another EgressIp of the deployment), or
+   * that its platform cannot give `ip` (antrea: an IPv4 and an IPv6 Egress for the same pods).
+   * `holder` names the assignment's resource in messages (`EgressIp team-a`).
+   * @throws IpamError SCOPE_CONFLICT (INVALID_INPUT for what `ip` cannot have) naming both sides and what to do.
    */
-  refuseShared?(holder: string, signal?: AbortSignal): Promise<void>;
+  refuseShared?(holder: string, ip: string, signal?: AbortSignal): Promise<void>;
   /**
    * Optional, no call made: which cluster the provisioner's objects are on (Kubernetes kinds: the
    * cluster its kubeconfig context points at). Resources record it at their first `check` and
@@ -166,7 +207,10 @@ export interface InstanceSettings {
    * EgressIpAssignment with `adopt: true`; `"unrecorded"` for an EgressIpAssignment's update.
    */
   adoptPresent?: AdoptPresent;
-  /** The pods an EgressIp serves within its namespace, by label (ovn: its own EgressIP object's `podSelector`). */
+  /**
+   * The pods an EgressIp serves within its namespace, by label (ovn: its own EgressIP object's
+   * `podSelector`; cilium: its own policies' `selectors`; antrea: its Egresses' `appliedTo.podSelector`).
+   */
   podSelector?: Record<string, string>;
 }
 

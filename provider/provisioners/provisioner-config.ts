@@ -31,8 +31,8 @@ const instanceKeys: Record<string, (keyof InstanceSettings)[]> = {
   "ocp-static": ["namespace", "owner", "adoptPresent"],
   "ocp-dynamic": ["namespace", "cidrs", "owner", "adoptPresent"],
   ovn: ["namespace", "owner", "adoptPresent", "podSelector"],
-  antrea: ["namespace", "owner", "adoptPresent"],
-  cilium: ["namespace", "owner", "adoptPresent"],
+  antrea: ["namespace", "owner", "adoptPresent", "podSelector"],
+  cilium: ["namespace", "owner", "adoptPresent", "podSelector"],
 };
 
 /**

@@ -53,11 +53,17 @@ export function assertProvisionerCluster(
 }
 
 /**
- * The provisioner settings that decide a replacement: all but `cluster` (re-pinning is an update)
- * and `kubeconfig` (new credentials for the cluster recorded are an update, nothing moves).
+ * The provisioner settings that decide a replacement: all but `cluster` (re-pinning is an update),
+ * `kubeconfig` (new credentials for the cluster recorded are an update, nothing moves) and aws's
+ * `elasticIps` (what it gives each address is compared per address, and changed by an update).
  */
 export function placementSettings(provisioner: unknown): string {
   if (!provisioner || typeof provisioner !== "object") return JSON.stringify(provisioner ?? null);
-  const { cluster: _cluster, kubeconfig: _kubeconfig, ...rest } = provisioner as Props;
+  const {
+    cluster: _cluster,
+    kubeconfig: _kubeconfig,
+    elasticIps: _elasticIps,
+    ...rest
+  } = provisioner as Props;
   return JSON.stringify(rest);
 }

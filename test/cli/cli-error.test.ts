@@ -106,8 +106,8 @@ describe("check --json", () => {
       deployments: [],
       resources: [
         {
-          urn: "urn:pulumi:s::p::pulumi-nodejs:dynamic:Resource$egress-ipam:EgressIpAssignment::a",
-          type: "pulumi-nodejs:dynamic:Resource$egress-ipam:EgressIpAssignment",
+          urn: "urn:pulumi:s::p::pulumi-nodejs:dynamic/egress-ipam:EgressIpAssignment::a",
+          type: "pulumi-nodejs:dynamic/egress-ipam:EgressIpAssignment",
           outputs: { ip: "10.0.0.5", host: "h1", provisioner: { kind: "gcp" } },
         },
       ],

@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   findDrift,
   inUseByOthers,
+  publicAddresses,
   type Finding,
   type OtherUse,
   type StatePlacement,
@@ -96,6 +97,35 @@ describe("findDrift", () => {
       [],
     ],
     [
+      "unassociated: on its host without the public address its settings give it; fixed by refresh then up",
+      [state("10.0.1.4", "i-a")],
+      [
+        on("10.0.1.4", "i-a", {
+          publicProblem: "its Elastic IP eipalloc-1 (198.51.100.1) is associated with nothing",
+        }),
+      ],
+      [
+        {
+          kind: "unassociated",
+          ip: "10.0.1.4",
+          expectedHost: "i-a",
+          urn: "urn:10.0.1.4",
+          reason: "its Elastic IP eipalloc-1 (198.51.100.1) is associated with nothing",
+          fix: refreshUp,
+        },
+      ],
+    ],
+    [
+      "misplaced, not unassociated: the wrong host's public side is not the address's (up moves both)",
+      [state("10.0.1.4", "i-a")],
+      [
+        on("10.0.1.4", "i-b", {
+          publicProblem: "its Elastic IP eipalloc-1 (198.51.100.1) is associated with nothing",
+        }),
+      ],
+      [{ kind: "misplaced", actualHost: "i-b" }],
+    ],
+    [
       "findings in address order",
       [state("10.0.1.20", "i-a"), state("10.0.1.100", "i-a")],
       [on("10.0.1.5", "i-b", { owners: ["ours"] })],
@@ -170,5 +200,23 @@ describe("findDrift and inUseByOthers with owner records", () => {
     expect(found).toHaveLength(expected.length);
     expected.forEach((e, i) => expect(found[i]).toMatchObject(e));
     expect(inUseByOthers(input)).toEqual(others);
+  });
+});
+
+describe("publicAddresses", () => {
+  it("lists the public address of each stated address where state says it is, in address order", () => {
+    const placed = [state("10.0.1.20", "i-a"), state("10.0.1.4", "i-a"), state("10.0.1.5", "i-a")];
+    const seen = [
+      on("10.0.1.20", "i-a", { publicIp: "198.51.100.2" }),
+      on("10.0.1.4", "i-a", { publicIp: "198.51.100.1", publicId: "eipalloc-1" }),
+      // On another host than state says: misplaced, and not the address's public side.
+      on("10.0.1.5", "i-b", { publicIp: "198.51.100.3" }),
+      // Nobody's in state: not the stack's.
+      on("10.0.1.30", "i-a", { publicIp: "198.51.100.4" }),
+    ];
+    expect(publicAddresses({ placed, seen })).toEqual([
+      { ip: "10.0.1.4", host: "i-a", publicIp: "198.51.100.1", publicId: "eipalloc-1", urn: "urn:10.0.1.4" },
+      { ip: "10.0.1.20", host: "i-a", publicIp: "198.51.100.2", urn: "urn:10.0.1.20" },
+    ]);
   });
 });

@@ -147,7 +147,11 @@ describe("adopt: true hands an address over; the old owner's delete leaves it in
     for (const h of harnesses) await h.destroy().catch(() => undefined);
     for (const h of harnesses) h.dispose();
     const namespaces = Object.values(w?.ns ?? {});
-    await deleteClusterObjects(api.cilium, "CiliumEgressGatewayPolicy", namespaces.map(ciliumObjectName));
+    await deleteClusterObjects(
+      api.cilium,
+      "CiliumEgressGatewayPolicy",
+      namespaces.map((n) => ciliumObjectName(n)),
+    );
     await w?.cleanup();
   });
 

@@ -195,6 +195,7 @@ describe("pulumi-egress-ipam report and check, on a stack holding blocks", () =>
       provisioners: [],
       findings: [],
       others: [],
+      publicAddresses: [],
       drift: false,
     });
   });

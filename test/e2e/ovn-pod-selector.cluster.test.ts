@@ -1,7 +1,8 @@
 // EgressIps that serve some pods of a namespace (podSelector) with the ovn provisioner: the real
 // Pulumi engine against the real kube-apiserver. Each selector gets an EgressIP object of its own
 // with spec.podSelector; another stack's EgressIp whose pods may overlap is refused at preview,
-// naming the object; disjoint selectors live side by side; a non-ovn kind refuses podSelector.
+// naming the object; disjoint selectors live side by side; two EgressIps of one stack whose pods may
+// overlap are refused at its first preview, before either object exists.
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
@@ -23,11 +24,11 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
     harnesses.push(h);
     return h;
   };
-  let w: SdnWorld<"a1" | "a2", "x">;
-  /** The EgressIP objects that select namespace x. */
-  const objects = async () =>
+  let w: SdnWorld<"a1" | "a2", "x" | "y">;
+  /** The EgressIP objects that select namespace x (or another). */
+  const objects = async (ns = w.ns.x) =>
     ((await kube().objects.list(ovn, "EgressIP")) as unknown as { items: EgressIpObject[] }).items.filter(
-      (o) => JSON.stringify(o.spec.namespaceSelector).includes(w.ns.x),
+      (o) => JSON.stringify(o.spec.namespaceSelector).includes(`"${ns}"`),
     );
   const program = (h: Harness, name: string, first: number, podSelector?: Record<string, string>) => {
     const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
@@ -45,6 +46,24 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
       return { ips: e.ips };
     };
   };
+  /** Two EgressIps of namespace y in one program, with these pod selectors (none: namespace-wide). */
+  const pair = (h: Harness, first?: Record<string, string>, second?: Record<string, string>) => {
+    const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+    return async () => {
+      const pool = new IpPool("egress", { ranges: [{ subnet: `${net}.0/24`, rangeStart: `${net}.50` }] });
+      const ips = [first, second].map(
+        (podSelector, i) =>
+          new EgressIp(`pair-${i}`, {
+            pool,
+            namespace: w.ns.y,
+            failureDomains: [w.zone("a")],
+            provisioner: { kind: "ovn", nodeSelector: w.selector },
+            ...(podSelector ? { podSelector } : {}),
+          }).ips,
+      );
+      return { ips };
+    };
+  };
 
   beforeAll(async () => {
     const ipconfig = {
@@ -57,7 +76,7 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
         a1: { zone: "a", hostSubnet: false, annotations: ipconfig },
         a2: { zone: "a", hostSubnet: false, annotations: ipconfig },
       },
-      ["x"],
+      ["x", "y"],
       { netNamespaces: false },
     );
   });
@@ -108,6 +127,31 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
     expect(await objects()).toEqual([]);
   });
 
+  it("refuses at the first preview two EgressIps of one stack whose pods may overlap, naming both; disjoint ones are placed", async () => {
+    const h = stack("pods-pair");
+    for (const [first, second] of [
+      [{ app: "web" }, undefined],
+      [undefined, { app: "web" }],
+      [{ app: "web" }, { app: "web", tier: "front" }],
+    ] as const) {
+      await h.program(pair(h, first, second));
+      const err = String(await h.preview().catch((e: Error) => e));
+      expect(err).toContain("SCOPE_CONFLICT");
+      expect(err).toMatch(/EgressIp pair-(0|1): EgressIp pair-(0|1) of this stack serves /);
+      expect(err).toContain(`of namespace ${w.ns.y}, and this EgressIp's`);
+    }
+    expect(await objects(w.ns.y)).toEqual([]);
+    await h.program(pair(h, { app: "web" }, { app: "api" }));
+    await h.up();
+    const selectors = (await objects(w.ns.y)).map((o) => o.spec.podSelector);
+    expect(selectors).toHaveLength(2);
+    expect(selectors).toEqual(
+      expect.arrayContaining([{ matchLabels: { app: "web" } }, { matchLabels: { app: "api" } }]),
+    );
+    await h.destroy();
+    expect(await objects(w.ns.y)).toEqual([]);
+  });
+
   it("refuses podSelector at preview for a kind that gives addresses to a whole namespace", async () => {
     const sdn = stack("pods-sdn");
     const { IpPool, EgressIp } = sdn.pkg<Pkg>("pulumi-egress-ipam");
@@ -123,6 +167,6 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
     });
     const err = String(await sdn.preview().catch((e: Error) => e));
     expect(err).toContain("property podSelector");
-    expect(err).toContain("podSelector is for ovn");
+    expect(err).toContain("podSelector is for ovn, cilium and antrea");
   });
 });

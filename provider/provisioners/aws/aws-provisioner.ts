@@ -15,8 +15,8 @@ import { spareAddress, spareAdvice } from "./spare-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import { ec2Failure } from "./ec2-failure";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
-import { elasticIpsProblems, type AwsProvisionerConfig } from "./aws-provisioner-config";
-import { publicAddresses } from "./elastic-ips";
+import { elasticIpFor, elasticIpsProblems, type AwsProvisionerConfig } from "./aws-provisioner-config";
+import { elasticIpPlacement, publicAddresses } from "./elastic-ips";
 
 /** Tuning of the `aws` provisioner that does not belong in state (tests shorten the waits). */
 export interface AwsProvisionerOptions {
@@ -45,7 +45,15 @@ export const ownerTagValue = (owner: string): string =>
   `sha256:${createHash("sha256").update(owner).digest("hex").slice(0, 40)}`;
 
 /** The methods that read or write the owner record (see {@link AwsProvisioner.forOwner}). */
-type OwnedMethods = "addSpecifiedIP" | "removeIP" | "moveIP" | "checkIP" | "publicAddress";
+type OwnedMethods =
+  | "addSpecifiedIP"
+  | "removeIP"
+  | "moveIP"
+  | "checkIP"
+  | "publicAddress"
+  | "plannedPublicAddress"
+  | "attachPublicAddress"
+  | "detachPublicAddress";
 
 /** The `aws` provisioner, and views of it that record and check an owner (see {@link AwsProvisioner.forOwner}). */
 export interface AwsProvisioner extends EgressIPProvisioner {
@@ -509,6 +517,34 @@ export function awsProvisioner(
       },
 
       publicAddress: (rawIp, signal) => publicIps.publicAddress(canonicalAddress(rawIp), signal),
+
+      plannedPublicAddress: (rawIp, signal) => publicIps.planned(canonicalAddress(rawIp), signal),
+
+      async attachPublicAddress(rawIp, host, signal) {
+        const ip = canonicalAddress(rawIp);
+        if (elasticIpFor(config.elasticIps, ip) === undefined) return;
+        const instance = await mustFind(host, signal);
+        const holder = (await interfacesNow(instance, signal)).find((n) => holds(n, ip));
+        if (!holder) {
+          throw new IpamError(
+            "DRIFT",
+            `cannot give egress IP ${ip} its Elastic IP: it is not on host ${hostLabel(instance)} any more; ` +
+              `run pulumi refresh, then pulumi up to put it back with its Elastic IP`,
+          );
+        }
+        const other = claimedByOther(holder, ip);
+        if (other) {
+          throw new IpamError(
+            "TAKEN_OVER",
+            `cannot give egress IP ${ip} its Elastic IP: its interface ${holder.id} has it recorded for another ` +
+              `assignment (tag ${ownerTagKey(ip)}=${other}); remove this assignment from the program (its delete ` +
+              `leaves the address to its owner)`,
+          );
+        }
+        await publicIps.attach(ip, holder, false, signal);
+      },
+
+      detachPublicAddress: (rawIp, signal) => publicIps.detach(canonicalAddress(rawIp), signal),
     };
     return methods;
   };
@@ -559,6 +595,23 @@ export function awsProvisioner(
 
     async placements(cidrs, signal) {
       const enis = await interfacesWithin(cidrs, signal);
+      const where = ["--region", region, ...(config.endpoint ? ["--endpoint-url", config.endpoint] : [])];
+      // With elasticIps, each address's Elastic IP: every one of the region in one call (a few, by quota).
+      const eips =
+        config.elasticIps === undefined
+          ? undefined
+          : await ec2.elasticIps({ filters: [] }, signal).catch((err) => {
+              throw ec2Failure(
+                `reading the Elastic IPs of ${region}`,
+                err,
+                `the credentials need ec2:DescribeAddresses`,
+              );
+            });
+      // An allocated one is tagged with the owner the interface's record names.
+      const publicSide = (eni: Eni, ip: string) =>
+        eips
+          ? elasticIpPlacement(config.elasticIps, eips, eni.id, ip, eni.tags?.[ownerTagKey(ip)] ?? "", where)
+          : {};
       // A host may be named by its private DNS name in state (the OpenShift node name on AWS).
       const ids = [...new Set(enis.flatMap((n) => (n.instanceId ? [n.instanceId] : [])))];
       const dnsNames = new Map<string, string>();
@@ -568,7 +621,6 @@ export function awsProvisioner(
           if (instance.privateDnsName) dnsNames.set(instance.id, instance.privateDnsName);
         }
       }
-      const where = ["--region", region, ...(config.endpoint ? ["--endpoint-url", config.endpoint] : [])];
       return enis.flatMap((eni) =>
         eni.addresses
           .filter((a) => !a.primary && cidrs.some((c) => prefixContains(c, a.ip)))
@@ -588,6 +640,7 @@ export function awsProvisioner(
                   ),
             // The owner record: which assignment's tag (a VPC CNI pod or warm IP has none).
             ...(eni.tags?.[ownerTagKey(a.ip)] ? { owners: [eni.tags[ownerTagKey(a.ip)]!] } : {}),
+            ...publicSide(eni, canonicalAddress(a.ip)),
           })),
       );
     },

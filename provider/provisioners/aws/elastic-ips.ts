@@ -3,6 +3,8 @@ import { elasticIpFor, type ElasticIpsSetting } from "./aws-provisioner-config";
 import type { Ec2, ElasticIp, Eni } from "./ec2";
 import { ec2Failure } from "./ec2-failure";
 import { ec2ErrorCode } from "./ec2-retry";
+import { shellCommand } from "../../core/text";
+import type { Placement } from "../egress-ip-provisioner";
 
 /** The tag on an Elastic IP this package allocated: whose it is (the owner tag value of the assignment). */
 export const eipOwnerTag = "egress-ipam/owner";
@@ -30,6 +32,12 @@ export interface PublicAddresses {
   problem(ip: string, eniId: string, signal?: AbortSignal): Promise<string | undefined>;
   /** The public IPv4 address associated with `ip` now, or undefined (none is, or the address gets none). */
   publicAddress(ip: string, signal?: AbortSignal): Promise<string | undefined>;
+  /**
+   * The public IPv4 address `ip` will have once attached, where it is known before: an adopted
+   * allocation's, or the one this package allocated for it earlier; undefined otherwise.
+   * @throws IpamError NOT_FOUND for an adopted allocation that does not exist; ADDRESS_IN_USE for one associated with another address.
+   */
+  planned(ip: string, signal?: AbortSignal): Promise<string | undefined>;
 }
 
 /** Where an Elastic IP is, for messages. */
@@ -37,6 +45,79 @@ const whereIs = (eip: ElasticIp) =>
   eip.associationId
     ? `associated with ${eip.privateIp ?? "?"} on ${eip.networkInterfaceId ?? "?"}`
     : "associated with nothing";
+
+/**
+ * The Elastic IP that `want` (what `elasticIps` gives `ip`: an allocation ID or "allocate") names
+ * among `eips`: the adopted allocation, or the first (by allocation ID) that this package allocated
+ * for `ip` and `owner` (its {@link eipOwnerTag} value).
+ */
+export function wantedElasticIp(
+  want: string,
+  ip: string,
+  owner: string,
+  eips: readonly ElasticIp[],
+): ElasticIp | undefined {
+  if (want !== "allocate") return eips.find((e) => e.allocationId === want);
+  return eips
+    .filter((e) => e.tags[eipOwnerTag] === owner && e.tags[eipAddressTag] === ip)
+    .sort((a, b) => a.allocationId.localeCompare(b.allocationId))[0];
+}
+
+/**
+ * Why `ip` on the interface `eniId` does not leave from the Elastic IP that `want` gives it, among
+ * `eips` (what EC2 lists; see {@link wantedElasticIp}): gone, associated with nothing or elsewhere;
+ * undefined when it is associated there.
+ */
+export function elasticIpProblem(
+  want: string,
+  ip: string,
+  eniId: string,
+  owner: string,
+  eips: readonly ElasticIp[],
+): string | undefined {
+  const eip = wantedElasticIp(want, ip, owner, eips);
+  if (!eip) {
+    return want === "allocate"
+      ? `the Elastic IP this package allocated for it (tagged ${eipOwnerTag}, ${eipAddressTag}=${ip}) is gone`
+      : `the Elastic IP ${want} that elasticIps.adopt gives it does not exist`;
+  }
+  if (eip.networkInterfaceId === eniId && eip.privateIp === ip) return undefined;
+  return `its Elastic IP ${eip.allocationId} (${eip.publicIp}) is ${whereIs(eip)}`;
+}
+
+/**
+ * The public side of `ip` on the interface `eniId` as `check` reports it (see
+ * {@link Placement.publicIp} and the rest), from the region's Elastic IPs: the one associated with
+ * it there, and whether it is the one the setting gives it (`owner`: the interface's owner record
+ * for the address). `where` is the aws CLI's `--region` (and `--endpoint-url`) for the fix.
+ */
+export function elasticIpPlacement(
+  setting: ElasticIpsSetting | undefined,
+  eips: readonly ElasticIp[],
+  eniId: string,
+  ip: string,
+  owner: string,
+  where: string[],
+): Pick<Placement, "publicIp" | "publicId" | "publicProblem" | "publicFix"> {
+  const eip = eips.find((e) => e.networkInterfaceId === eniId && e.privateIp === ip);
+  const want = elasticIpFor(setting, ip);
+  const problem = want && elasticIpProblem(want, ip, eniId, owner, eips);
+  // An adopted one associated with another address: up never takes it from there, so it is freed by hand.
+  const elsewhere = problem && want !== "allocate" ? wantedElasticIp(want, ip, owner, eips) : undefined;
+  const freeIt = elsewhere?.associationId && elsewhere.privateIp !== ip;
+  return {
+    ...(eip ? { publicIp: eip.publicIp, publicId: eip.allocationId } : {}),
+    ...(problem ? { publicProblem: problem } : {}),
+    ...(freeIt
+      ? {
+          publicFix: shellCommand(
+            ...["aws", "ec2", "disassociate-address", ...where],
+            ...["--association-id", elsewhere.associationId!],
+          ),
+        }
+      : {}),
+  };
+}
 
 /**
  * The {@link PublicAddresses} of an owner (its {@link eipOwnerTag} value) under the setting.
@@ -50,22 +131,23 @@ export function publicAddresses(
   /** What `ip` should have: an adopted allocation ID, "allocate", or nothing. */
   const wanted = (ip: string): string | undefined => elasticIpFor(setting, ip);
   const ours = (ip: string, signal?: AbortSignal) =>
-    ec2
-      .elasticIps(
-        {
-          filters: [
-            { Name: `tag:${eipOwnerTag}`, Values: [owner] },
-            { Name: `tag:${eipAddressTag}`, Values: [ip] },
-          ],
-        },
-        signal,
-      )
-      .then((list) => list.sort((a, b) => a.allocationId.localeCompare(b.allocationId)));
+    ec2.elasticIps(
+      {
+        filters: [
+          { Name: `tag:${eipOwnerTag}`, Values: [owner] },
+          { Name: `tag:${eipAddressTag}`, Values: [ip] },
+        ],
+      },
+      signal,
+    );
   /** The address's Elastic IP as EC2 has it now, if it exists. */
   const current = async (ip: string, want: string, signal?: AbortSignal) =>
-    want === "allocate"
-      ? (await ours(ip, signal))[0]
-      : (await ec2.elasticIps({ allocationIds: [want] }, signal))[0];
+    wantedElasticIp(
+      want,
+      ip,
+      owner,
+      want === "allocate" ? await ours(ip, signal) : await ec2.elasticIps({ allocationIds: [want] }, signal),
+    );
   const describeFailure = (doing: string) => (err: unknown) => {
     throw err instanceof IpamError
       ? err
@@ -84,26 +166,35 @@ export function publicAddresses(
       );
     });
 
+  /**
+   * The address's Elastic IP as EC2 has it now (undefined: none yet, to be allocated), refused where
+   * an adopted allocation cannot be had.
+   */
+  const usable = async (ip: string, want: string, signal?: AbortSignal) => {
+    const eip = await current(ip, want, signal).catch(describeFailure(`reading the Elastic IP of ${ip}`));
+    if (!eip && want !== "allocate") {
+      throw new IpamError(
+        "NOT_FOUND",
+        `the Elastic IP ${want} that elasticIps.adopt gives ${ip} does not exist in ${region}; give the ` +
+          `allocation ID of an existing Elastic IP (aws ec2 describe-addresses), or remove ${ip} from elasticIps.adopt`,
+      );
+    }
+    if (eip && want !== "allocate" && eip.associationId && eip.privateIp !== ip) {
+      throw new IpamError(
+        "ADDRESS_IN_USE",
+        `cannot give ${ip} the Elastic IP ${want} (${eip.publicIp}): it is ${whereIs(eip)}, not with ${ip}; ` +
+          `disassociate it there (aws ec2 disassociate-address --association-id ${eip.associationId}) and run ` +
+          `pulumi up again, or give ${ip} another allocation in elasticIps.adopt`,
+      );
+    }
+    return eip;
+  };
+
   return {
     async attach(ip, eni, adopt, signal) {
       const want = wanted(ip);
       if (!want) return;
-      let eip = await current(ip, want, signal).catch(describeFailure(`reading the Elastic IP of ${ip}`));
-      if (!eip && want !== "allocate") {
-        throw new IpamError(
-          "NOT_FOUND",
-          `the Elastic IP ${want} that elasticIps.adopt gives ${ip} does not exist in ${region}; give the ` +
-            `allocation ID of an existing Elastic IP (aws ec2 describe-addresses), or remove ${ip} from elasticIps.adopt`,
-        );
-      }
-      if (eip && want !== "allocate" && eip.associationId && eip.privateIp !== ip) {
-        throw new IpamError(
-          "ADDRESS_IN_USE",
-          `cannot give ${ip} the Elastic IP ${want} (${eip.publicIp}): it is ${whereIs(eip)}, not with ${ip}; ` +
-            `disassociate it there (aws ec2 disassociate-address --association-id ${eip.associationId}) and run ` +
-            `pulumi up again, or give ${ip} another allocation in elasticIps.adopt`,
-        );
-      }
+      let eip = await usable(ip, want, signal);
       if (!eip && adopt) {
         // A handed-over address keeps its public address: another owner's allocation on it becomes this one's.
         const onIt = (
@@ -156,13 +247,12 @@ export function publicAddresses(
       const want = wanted(ip);
       if (!want) return undefined;
       const eip = await current(ip, want, signal);
-      if (!eip) {
-        return want === "allocate"
-          ? `the Elastic IP this package allocated for it (tagged ${eipOwnerTag}, ${eipAddressTag}=${ip}) is gone`
-          : `the Elastic IP ${want} that elasticIps.adopt gives it does not exist`;
-      }
-      if (eip.networkInterfaceId === eniId && eip.privateIp === ip) return undefined;
-      return `its Elastic IP ${eip.allocationId} (${eip.publicIp}) is ${whereIs(eip)}`;
+      return elasticIpProblem(want, ip, eniId, owner, eip ? [eip] : []);
+    },
+
+    async planned(ip, signal) {
+      const want = wanted(ip);
+      return want ? (await usable(ip, want, signal))?.publicIp : undefined;
     },
 
     async publicAddress(ip, signal) {

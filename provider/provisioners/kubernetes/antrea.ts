@@ -1,6 +1,6 @@
 import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
-import { parseAddress } from "../../allocator/address";
+import { addressFamily, parseAddress } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
 import { editObject, listObjects, type KubeObject, type ObjectRef } from "../../kube/object-edit";
 import type { EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
@@ -34,6 +34,8 @@ import {
 } from "./antrea-namespaces";
 import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
 import { refuseUnadoptable, takeoverTarget } from "./antrea-adopt";
+import { claimedServings, namespaceEgresses, refuseAntreaSharing } from "./antrea-selections";
+import { claimSelection } from "./pod-selection";
 
 /**
  * The name of the Egress object holding one address of a namespace: `egress-ipam-<namespace>-<ip>`,
@@ -52,14 +54,26 @@ export function antreaObjectName(namespace: string, ip: string): string {
   return `egress-ipam-${namespace}-${text}`;
 }
 
-/** The `appliedTo` of a namespace's Egress objects: every Pod of the namespace. */
-const appliedTo = (namespace: string) => ({
+/**
+ * The `appliedTo` of a namespace's Egress objects: every Pod of the namespace, or those with the
+ * EgressIp's `podSelector` labels (sorted, as the API server gives a map back).
+ */
+const appliedTo = (namespace: string, podSelector?: Record<string, string>) => ({
   namespaceSelector: { matchLabels: { [namespaceNameLabel]: namespace } },
+  ...(podSelector
+    ? {
+        podSelector: {
+          matchLabels: Object.fromEntries(
+            Object.entries(podSelector).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+          ),
+        },
+      }
+    : {}),
 });
 const egressRef = (name: string): ObjectRef => ({ apiVersion: api.antrea, kind: "Egress", name });
-/** The namespace an Egress object serves when it selects one by name (and no pods in particular). */
+/** The namespace whose Pods (all, or some by label) an Egress object serves when it selects one by name. */
 const servedNamespace = (e: ReturnType<typeof readAntreaEgress>) =>
-  e.podSelector ? undefined : e.namespaceSelector?.matchLabels?.[namespaceNameLabel];
+  e.namespaceSelector?.matchLabels?.[namespaceNameLabel];
 
 /** Where Antrea put the addresses (`status.egressNode`), and the namespace each Egress serves. */
 export function antreaLocations(view: EgressView): AddressLocations {
@@ -77,7 +91,8 @@ export function antreaLocations(view: EgressView): AddressLocations {
 /**
  * The `antrea` provisioner: each address of a namespace is one cluster-scoped `Egress` object
  * (crd.antrea.io/v1beta1) named `egress-ipam-<namespace>-<address>`, with `egressIP` the address,
- * `appliedTo` the namespace (by `kubernetes.io/metadata.name`) and, when set, `externalIPPool`.
+ * `appliedTo` the namespace (by `kubernetes.io/metadata.name`; with the EgressIp's `podSelector`,
+ * only its pods) and, when set, `externalIPPool`.
  * Antrea puts the address on a Node and reports it in `status.egressNode`; the host planned is
  * where it is expected (the least loaded eligible Node of the domain), and refresh records where
  * Antrea put it. Writes are merge patches of `metadata` and `spec` carrying the `resourceVersion`
@@ -89,6 +104,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
   const { kube, nodes } = planner;
   const namespace = config.namespace;
   const owner = config.owner;
+  const podSelector = config.podSelector;
 
   const ns = (doing: string): string => {
     if (!namespace) {
@@ -124,7 +140,9 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     const name = ns(doing);
     const egresses = await listEgresses();
     const own = nameFor(egresses, name, ip);
-    const target = await takeoverTarget(kube, egresses, name, ip, own, adopt === true, config.externalIPPool);
+    // A pod selector's Egresses are its own: adopt takes over what serves the whole namespace.
+    const adopting = adopt === true && !podSelector;
+    const target = await takeoverTarget(kube, egresses, name, ip, own, adopting, config.externalIPPool);
     const objectName = target.name;
     const other = egresses.find((e) => e.ips.includes(ip) && e.name !== objectName);
     if (other) {
@@ -134,7 +152,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       );
     }
     const spec = {
-      appliedTo: appliedTo(name),
+      appliedTo: appliedTo(name, podSelector),
       egressIP: ip,
       ...(config.externalIPPool ? { externalIPPool: config.externalIPPool } : {}),
     };
@@ -181,9 +199,9 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         const adopted = target.takeOver || annotations[adoptedForAnnotation] === name;
         const marked = target.takeOver;
         const specChanges: Record<string, unknown> = {
-          ...(adopted || JSON.stringify(was.appliedTo) === JSON.stringify(spec.appliedTo)
+          ...(adopted || sortedJson(was.appliedTo) === sortedJson(spec.appliedTo)
             ? {}
-            : { appliedTo: spec.appliedTo }),
+            : { appliedTo: replacing(was.appliedTo, spec.appliedTo) }),
           ...(was.egressIP === ip ? {} : { egressIP: ip }),
           ...(was.externalIPPool === config.externalIPPool
             ? {}
@@ -280,7 +298,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         ? "no such object"
         : egress.ip !== ip
           ? `its egressIP is ${JSON.stringify(spec.egressIP)}`
-          : !adopted && JSON.stringify(spec.appliedTo) !== JSON.stringify(appliedTo(name))
+          : !adopted && sortedJson(spec.appliedTo) !== sortedJson(appliedTo(name, podSelector))
             ? "its appliedTo was changed"
             : spec.externalIPPool !== config.externalIPPool
               ? `its externalIPPool is ${JSON.stringify(spec.externalIPPool ?? null)}, not ${JSON.stringify(config.externalIPPool ?? null)}`
@@ -324,10 +342,19 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         antreaAddresses(await listEgresses(), facts),
       ),
 
-    async refuseShared(holder) {
+    // What the namespace's Egresses cannot share: Pods another Egress or EgressIp may serve with
+    // another selection or the other family (of this deployment first: both may be new), and with
+    // adopt, an Egress written by hand that cannot be taken over as it is.
+    async refuseShared(holder, rawIp) {
+      const name = ns(`checking what ${holder} serves`);
+      const ip = canonicalAddress(rawIp);
+      const claims = claimSelection(kube.server, name, { holder, podSelector, family: addressFamily(ip) });
+      refuseAntreaSharing(holder, ip, name, podSelector, claimedServings(claims));
+      const egresses = await listEgresses();
+      refuseAntreaSharing(holder, ip, name, podSelector, namespaceEgresses(egresses, name, ip));
       if (config.adoptPresent !== true) return;
-      const facts = await namespaceFactsOf(planner, ns(`checking what ${holder} adopts`));
-      if (facts) await refuseUnadoptable(kube, await listEgresses(), facts, config.externalIPPool, holder);
+      const facts = await namespaceFactsOf(planner, name);
+      if (facts) await refuseUnadoptable(kube, egresses, facts, config.externalIPPool, holder);
     },
   };
 }
@@ -368,4 +395,27 @@ async function antreaPlacements(config: AntreaProvisionerConfig, cidrs: string[]
       },
     ];
   });
+}
+
+/** JSON with every object's keys sorted: the API server gives maps back in its own key order. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(value ?? null, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
+}
+
+/**
+ * The JSON merge patch that makes `current` equal `desired`: a merge patch merges maps, so a key
+ * that `current` has and `desired` lacks (a label added by hand to a selector) is set to null.
+ */
+function replacing(current: unknown, desired: unknown): unknown {
+  const isMap = (v: unknown): v is Record<string, unknown> =>
+    !!v && typeof v === "object" && !Array.isArray(v);
+  if (!isMap(current) || !isMap(desired)) return desired;
+  const patch: Record<string, unknown> = {};
+  for (const key of Object.keys(current)) if (!(key in desired)) patch[key] = null;
+  for (const [key, value] of Object.entries(desired)) patch[key] = replacing(current[key], value);
+  return patch;
 }

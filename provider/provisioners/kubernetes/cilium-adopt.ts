@@ -1,11 +1,12 @@
 import { IpamError, type IpamErrorCode } from "../../core/ipam-error";
 import type { KubeClients } from "../../kube/kube-config";
 import type { Edit, KubeObject } from "../../kube/object-edit";
-import { ciliumObjectName, policySpec } from "./cilium-policy";
+import { ciliumObjectName, policyFamily, policySpec, type PolicySelection } from "./cilium-policy";
 import { managedBy } from "./managed-by";
 import { ownersAnnotation } from "./owners";
 import { entryAddress, gatewayEntries, servesNamespace, type CiliumPolicyFacts } from "./cilium-namespaces";
-import { describeScope, scopeOf } from "./cilium-scope";
+import { describeScope, scopeOf } from "./cilium-destinations";
+import { addressFamily } from "../../allocator/address";
 import { hostnameLabel, type CiliumGateway } from "./egress-view";
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
 import { isManaged } from "./managed-by";
@@ -13,21 +14,40 @@ import { listNamespaceFacts, namedNamespaces, type NamespaceFacts } from "./name
 import { adoptedForAnnotation } from "./ovn";
 
 // `adopt: true` with the cilium kind: a CiliumEgressGatewayPolicy written by hand becomes the
-// namespace's policy, as it is (its name, selectors and gateways stay; it is labelled ours and
-// annotated with the namespace). Only a policy this package could go on writing is taken over:
-// it serves the namespace alone, every gateway names its egressIP, and it sends what the
-// provisioner's destinations and excluded say. Anything else is refused at preview.
+// namespace's policy of its gateways' family, as it is (its name, selectors and gateways stay; it
+// is labelled ours and annotated with the namespace). Only a policy this package could go on
+// writing is taken over: it serves the namespace alone, every gateway names its egressIP, all of
+// one family, and it sends what the provisioner's destinations and excluded of that family say.
+// Anything else is refused at preview.
 
-/** The policy holding a namespace's gateways: one adopted for it (managed, annotated), else {@link ciliumObjectName}. */
+/**
+ * The policy holding a namespace's gateways of `selection` (a family, a pod selector): for every
+ * pod, one adopted for it (managed, annotated with the namespace, its gateways of that family),
+ * else {@link ciliumObjectName}.
+ */
 export function namespacePolicyName(
-  policies: { name: string; labels: Record<string, string>; annotations: Record<string, string> }[],
+  policies: {
+    name: string;
+    labels: Record<string, string>;
+    annotations: Record<string, string>;
+    gateways?: { ip: string }[];
+  }[],
   namespace: string,
+  selection: PolicySelection = {},
 ): string {
+  if (selection.podSelector) return ciliumObjectName(namespace, selection);
   const adopted = policies.find(
-    (p) => isManaged(p.labels) && p.annotations[adoptedForAnnotation] === namespace,
+    (p) =>
+      isManaged(p.labels) &&
+      p.annotations[adoptedForAnnotation] === namespace &&
+      policyFamily(p) === (selection.family ?? 4),
   );
-  return adopted?.name ?? ciliumObjectName(namespace);
+  return adopted?.name ?? ciliumObjectName(namespace, selection);
 }
+
+/** Whether a policy's gateways name addresses of both families. */
+const mixesFamilies = (p: CiliumPolicyFacts) =>
+  new Set(p.gateways.filter((g) => g.ip).map((g) => addressFamily(g.ip))).size > 1;
 
 const served = (p: CiliumPolicyFacts, all: NamespaceFacts[]) =>
   all.filter((n) => servesNamespace(p, n)).map((n) => n.name);
@@ -54,7 +74,15 @@ function whyNot(
       text: `a gateway of it names no egressIP (an interface's address); adopt takes gateways over by their address: give each its egressIP`,
     };
   }
-  const want = scopeOf(config);
+  if (mixesFamilies(p)) {
+    return {
+      code: "INVALID_INPUT",
+      text:
+        `its gateways name IPv4 and IPv6 egressIPs; Cilium SNATs each family's traffic to an egressIP of that ` +
+        `family, and this package keeps each family's gateways in a policy of its own: split it in two first`,
+    };
+  }
+  const want = scopeOf(config, policyFamily(p));
   const theirs = { destinations: p.destinations, excluded: p.excluded };
   if (JSON.stringify(theirs) !== JSON.stringify(want)) {
     return {
@@ -86,25 +114,30 @@ export async function refuseUnadoptable(
   const serving = policies.filter((p) => servesNamespace(p, ns) && p.gateways.length > 0);
   const theirs = serving.filter((p) => !isManaged(p.labels));
   if (theirs.length === 0) return;
-  if (serving.length > 1) {
-    throw new IpamError(
-      "SCOPE_CONFLICT",
-      `${holder} adopts the addresses of namespace ${ns.name}, and CiliumEgressGatewayPolicies ` +
-        `${serving.map((p) => p.name).join(", ")} all send its Pods out: a namespace's gateways are one policy's; ` +
-        `merge them into one policy first`,
-    );
+  for (const family of [4, 6] as const) {
+    const same = serving.filter((p) => !mixesFamilies(p) && policyFamily(p) === family);
+    if (same.length > 1 && same.some((p) => !isManaged(p.labels))) {
+      throw new IpamError(
+        "SCOPE_CONFLICT",
+        `${holder} adopts the addresses of namespace ${ns.name}, and CiliumEgressGatewayPolicies ` +
+          `${same.map((p) => p.name).join(", ")} all send its Pods out through IPv${family} gateways: a ` +
+          `namespace's gateways of one family are one policy's; merge them into one policy first`,
+      );
+    }
   }
   const all = await listNamespaceFacts(
     kube,
     "which ones a CiliumEgressGatewayPolicy written by hand selects",
   );
-  const why = whyNot(theirs[0]!, ns.name, all, config);
-  if (why) {
-    throw new IpamError(
-      why.code,
-      `${holder} adopts the addresses of namespace ${ns.name}, and cannot take CiliumEgressGatewayPolicy ` +
-        `${theirs[0]!.name} over: ${why.text}`,
-    );
+  for (const p of theirs) {
+    const why = whyNot(p, ns.name, all, config);
+    if (why) {
+      throw new IpamError(
+        why.code,
+        `${holder} adopts the addresses of namespace ${ns.name}, and cannot take CiliumEgressGatewayPolicy ` +
+          `${p.name} over: ${why.text}`,
+      );
+    }
   }
 }
 
@@ -122,11 +155,17 @@ export async function takeoverTarget(
   ip: string,
   adopting: boolean,
   config: CiliumProvisionerConfig,
+  podSelector?: Record<string, string>,
 ): Promise<{ name: string; takeOver: boolean }> {
-  const own = namespacePolicyName(policies, namespace);
+  const family = addressFamily(ip);
+  const own = namespacePolicyName(policies, namespace, { family, podSelector });
   const existing = policies.find((p) => p.name === own);
-  if (!adopting || (existing && isManaged(existing.labels))) return { name: own, takeOver: false };
-  const unmanaged = policies.filter((p) => !isManaged(p.labels) && p.gateways.length > 0);
+  // A pod selector's policy is its own: adopt takes over what serves the whole namespace.
+  if (!adopting || podSelector || (existing && isManaged(existing.labels)))
+    return { name: own, takeOver: false };
+  const unmanaged = policies.filter(
+    (p) => !isManaged(p.labels) && p.gateways.length > 0 && policyFamily(p) === family,
+  );
   const all = await listNamespaceFacts(
     kube,
     "which ones a CiliumEgressGatewayPolicy written by hand selects",
@@ -158,6 +197,7 @@ export function adoptedSpec(
   current: Record<string, unknown>,
   gateways: CiliumGateway[],
   config: CiliumProvisionerConfig,
+  family: 4 | 6 = 4,
 ): Record<string, unknown> {
   const raw = gatewayEntries(current);
   const pinnedTo = (e: Record<string, unknown>) =>
@@ -174,7 +214,7 @@ export function adoptedSpec(
     spec.egressGateway = entries[0];
     spec.egressGateways = entries;
   }
-  const scope = scopeOf(config);
+  const scope = scopeOf(config, family);
   if (!sameJson(current.destinationCIDRs, scope.destinations)) spec.destinationCIDRs = scope.destinations;
   const excluded = Array.isArray(current.excludedCIDRs) ? current.excludedCIDRs : [];
   if (!sameJson(excluded, scope.excluded)) {
@@ -185,11 +225,11 @@ export function adoptedSpec(
 }
 
 /**
- * The write that gives the namespace's policy `current` (undefined: none yet) these gateways and
- * the owner record `record`: created as `egress-ipam-<namespace>`; ours, patched to the spec the
- * kind writes; taken over now (`target.takeOver`) or before (annotated with the namespace),
- * labelled ours and annotated, everything else kept (see {@link adoptedSpec}). Never a delete:
- * the caller deletes a policy without gateways.
+ * The write that gives the namespace's policy of `selection` `current` (undefined: none yet) these
+ * gateways and the owner record `record`: created as {@link ciliumObjectName}; ours, patched to
+ * the spec the kind writes; taken over now (`target.takeOver`) or before (annotated with the
+ * namespace), labelled ours and annotated, everything else kept (see {@link adoptedSpec}). Never a
+ * delete: the caller deletes a policy without gateways.
  * @throws IpamError NOT_FOUND when a policy adopted (or being adopted) was deleted meanwhile.
  */
 export function policyWrite(
@@ -200,14 +240,16 @@ export function policyWrite(
   record: string | null,
   config: CiliumProvisionerConfig,
   doing: string,
+  selection: PolicySelection = {},
 ): Edit {
-  const spec = policySpec(namespace, gateways, config);
+  const spec = policySpec(namespace, gateways, scopeOf(config, selection.family), selection.podSelector);
   if (!current) {
-    if (target.name !== ciliumObjectName(namespace)) {
+    const own = ciliumObjectName(namespace, selection);
+    if (target.name !== own) {
       throw new IpamError(
         "NOT_FOUND",
         `${doing}: CiliumEgressGatewayPolicy ${target.name}, which serves namespace ${namespace}, was deleted ` +
-          `meanwhile; run pulumi up again (it then writes ${ciliumObjectName(namespace)})`,
+          `meanwhile; run pulumi up again (it then writes ${own})`,
       );
     }
     const { excludedCIDRs, ...rest } = spec;
@@ -244,7 +286,7 @@ export function policyWrite(
           [adoptedForAnnotation]: namespace,
         },
       },
-      spec: adoptedSpec((current.spec ?? {}) as Record<string, unknown>, gateways, config),
+      spec: adoptedSpec((current.spec ?? {}) as Record<string, unknown>, gateways, config, selection.family),
     },
   };
 }

@@ -2,19 +2,45 @@ import { shellCommand } from "../../core/text";
 import type { ObjectRef } from "../../kube/object-edit";
 import type { Placement } from "../egress-ip-provisioner";
 import { addressesWithin, api, hostnameLabel, type CiliumGateway, type EgressView } from "./egress-view";
-import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
 import type { AddressLocations } from "./node-planner";
 import { isManaged } from "./managed-by";
 import { readOwners } from "./owners";
 import { adoptedForAnnotation } from "./ovn";
+import { podNamespaceLabel } from "./cilium-namespaces";
+import { selectionHash } from "./pod-selection";
+import { addressFamily, tryParseAddress } from "../../allocator/address";
+import type { PolicyScope } from "./cilium-destinations";
 
 // The CiliumEgressGatewayPolicy objects of the cilium kind: their names, the spec written for a
 // namespace's gateways, and what planning and `check` read back from the cluster's policies.
 
-/** The name of the CiliumEgressGatewayPolicy that holds a namespace's gateways. */
-export const ciliumObjectName = (namespace: string): string => `egress-ipam-${namespace}`;
-/** The Pod label Cilium gives every endpoint: its namespace. */
-const podNamespaceLabel = "io.kubernetes.pod.namespace";
+/**
+ * Which of a namespace's policies: the one of its gateways' family (Cilium SNATs a family's
+ * traffic to an egressIP of that family, so each family has a policy of its own, sending that
+ * family's destinations) and of the pods it selects (all, or those of a pod selector).
+ */
+export interface PolicySelection {
+  /** Default 4. */
+  family?: 4 | 6;
+  podSelector?: Record<string, string>;
+}
+
+/**
+ * The name of the CiliumEgressGatewayPolicy that holds a namespace's gateways: `egress-ipam-<namespace>`
+ * for its IPv4 addresses serving every pod (the name every earlier version wrote), plus
+ * `.<10 hex of the selector>` for a pod selector's and `.ipv6` for IPv6 addresses. A namespace's
+ * name has no `.`, so no two namespaces' names meet (with `-`, namespace `a-ipv6` would be `a`'s
+ * IPv6 policy).
+ */
+export const ciliumObjectName = (namespace: string, selection: PolicySelection = {}): string =>
+  `egress-ipam-${namespace}${selection.podSelector ? `.${selectionHash(selection.podSelector)}` : ""}` +
+  `${selection.family === 6 ? ".ipv6" : ""}`;
+
+/** The family of a policy's gateways (its first egressIP's; 4 when none names one). */
+export function policyFamily(p: { gateways?: { ip: string }[] }): 4 | 6 {
+  const ip = (p.gateways ?? []).find((g) => g.ip && tryParseAddress(g.ip))?.ip;
+  return ip ? addressFamily(ip) : 4;
+}
 
 /** The policy object of that name. */
 export const policyRef = (name: string): ObjectRef => ({
@@ -24,7 +50,7 @@ export const policyRef = (name: string): ObjectRef => ({
 });
 export { isManaged } from "./managed-by";
 const namespaceOfPolicy = (name: string) =>
-  name.startsWith("egress-ipam-") ? name.slice("egress-ipam-".length) : undefined;
+  name.startsWith("egress-ipam-") ? name.slice("egress-ipam-".length).split(".")[0] : undefined;
 
 /** Where the policies pin each address, and the namespace each of ours serves. */
 export function ciliumLocations(view: EgressView): AddressLocations {
@@ -44,16 +70,31 @@ export function ciliumLocations(view: EgressView): AddressLocations {
   return { nodeOf, namespaceOf };
 }
 
-/** The spec of a namespace's policy with these gateways (in order). */
-export function policySpec(namespace: string, gateways: CiliumGateway[], config: CiliumProvisionerConfig) {
+/**
+ * The spec of a namespace's policy with these gateways (in order): its `selectors` take the
+ * namespace's Pods (only those with `podSelector`'s labels, when given), and it sends `scope` (the
+ * provisioner's destinations and excluded of the gateways' family, see scopeOf).
+ */
+export function policySpec(
+  namespace: string,
+  gateways: CiliumGateway[],
+  scope: PolicyScope,
+  podSelector?: Record<string, string>,
+) {
   const entries = gateways.map((g) => ({
     nodeSelector: { matchLabels: { [hostnameLabel]: g.node } },
     egressIP: g.ip,
   }));
+  // Sorted, as the API server gives a map back: a comparison with what it returns is then exact.
+  const labels = Object.fromEntries(
+    Object.entries({ ...podSelector, [podNamespaceLabel]: namespace }).sort(([a], [b]) =>
+      a < b ? -1 : a > b ? 1 : 0,
+    ),
+  );
   return {
-    selectors: [{ podSelector: { matchLabels: { [podNamespaceLabel]: namespace } } }],
-    destinationCIDRs: config.destinations ?? ["0.0.0.0/0"],
-    excludedCIDRs: config.excluded && config.excluded.length > 0 ? config.excluded : null,
+    selectors: [{ podSelector: { matchLabels: labels } }],
+    destinationCIDRs: scope.destinations,
+    excludedCIDRs: scope.excluded.length > 0 ? scope.excluded : null,
     egressGateway: entries[0],
     egressGateways: entries,
   };

@@ -1,5 +1,6 @@
 import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
+import { addressFamily } from "../../allocator/address";
 import { clusterView } from "../../kube/cluster-identity";
 import { kubeFailure } from "../../kube/kube-errors";
 import { editObject, listObjects, type KubeObject } from "../../kube/object-edit";
@@ -12,8 +13,18 @@ import {
   readCiliumPolicyFacts,
   type CiliumPolicyFacts,
 } from "./cilium-namespaces";
-import { ciliumLocations, ciliumPlacements, isManaged, policyRef, policySpec } from "./cilium-policy";
-import { refuseSplitScope, sameScope, scopeOf } from "./cilium-scope";
+import {
+  ciliumLocations,
+  ciliumPlacements,
+  isManaged,
+  policyRef,
+  policySpec,
+  type PolicySelection,
+} from "./cilium-policy";
+import { refuseSplitScope } from "./cilium-scope";
+import { everyDestination, sameScope, scopeOf } from "./cilium-destinations";
+import { refuseSelectionOverlap } from "./cilium-selections";
+import { refuseOverlapInDeployment } from "./pod-selection";
 import {
   addressesWithin,
   api,
@@ -41,9 +52,10 @@ export { ciliumObjectName } from "./cilium-policy";
 
 /**
  * The `cilium` provisioner (Cilium egress gateway): the addresses of a namespace are the gateways of
- * one cluster-scoped CiliumEgressGatewayPolicy (cilium.io/v2) named `egress-ipam-<namespace>`,
- * selecting the namespace's Pods (`io.kubernetes.pod.namespace`), sending `destinations` minus
- * `excluded` out through one gateway per address: `egressIP` the address, `nodeSelector` the chosen
+ * one cluster-scoped CiliumEgressGatewayPolicy (cilium.io/v2) per family and pod selection, named
+ * `egress-ipam-<namespace>` (IPv4, every pod; `.<hash>` for a `podSelector`, `.ipv6` for IPv6),
+ * selecting the namespace's Pods (`io.kubernetes.pod.namespace`, and the selector's labels), sending
+ * `destinations` minus `excluded` of its family out through one gateway per address: `egressIP` the address, `nodeSelector` the chosen
  * Node by `kubernetes.io/hostname` (so Cilium's own choice among several matching Nodes never
  * applies). `egressGateways` lists every gateway (Cilium spreads the namespace's Pods over them) and
  * `egressGateway` repeats the first (required by the schema; what a Cilium without
@@ -58,6 +70,12 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
   const { kube, nodes } = planner;
   const namespace = config.namespace;
   const owner = config.owner;
+  const podSelector = config.podSelector;
+  /** The policy an address goes in: of its family, for this EgressIp's pods. */
+  const selectionOf = (ip: string): PolicySelection => ({
+    family: addressFamily(ip),
+    ...(podSelector ? { podSelector } : {}),
+  });
   const onCloud = nodeCloud(config.cloud, kube, owner, config.adoptPresent);
   const cloud = onCloud?.cloud;
   const instanceOf = (host: string) => onCloud!.instanceOf(host);
@@ -80,7 +98,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     return planner.choose({ zone, ip, namespace, unusable, locations: ciliumLocations(view) }, signal);
   };
 
-  const specFor = (name: string, gateways: CiliumGateway[]) => policySpec(name, gateways, config);
+  const specFor = (name: string, gateways: CiliumGateway[], family: 4 | 6) =>
+    policySpec(name, gateways, scopeOf(config, family), podSelector);
 
   /** Every Node with its labels (a gateway's nodeSelector may match any of them). */
   const allNodes = async () => {
@@ -93,15 +112,17 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     (await listObjects(kube, api.cilium, "CiliumEgressGatewayPolicy")).map(readCiliumPolicyFacts);
 
   /**
-   * Edits the namespace's policy, `target` (its own, one adopted for it, or with `takeOver` one
-   * written by hand that adopt takes over): `change` gets its gateways and owner record and returns
-   * both, or undefined for no change; the policy is created with its first gateway and deleted with
-   * its last. A policy taken over is labelled ours and annotated with the namespace; from then on it
-   * keeps its selectors and every gateway entry that still says the same (see adoptedSpec).
+   * Edits the namespace's policy of `selection`, `target` (its own, one adopted for it, or with
+   * `takeOver` one written by hand that adopt takes over): `change` gets its gateways and owner
+   * record and returns both, or undefined for no change; the policy is created with its first
+   * gateway and deleted with its last. A policy taken over is labelled ours and annotated with the
+   * namespace; from then on it keeps its selectors and every gateway entry that still says the same
+   * (see adoptedSpec).
    */
   const editPolicy = (
     name: string,
     target: { name: string; takeOver: boolean },
+    selection: PolicySelection,
     doing: string,
     change: (
       gateways: CiliumGateway[],
@@ -133,7 +154,16 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
         );
         if (!after) return undefined;
         if (after.gateways.length === 0) return current ? { delete: true } : undefined;
-        return policyWrite(current, target, name, after.gateways, ownersValue(after.owners), config, doing);
+        return policyWrite(
+          current,
+          target,
+          name,
+          after.gateways,
+          ownersValue(after.owners),
+          config,
+          doing,
+          selection,
+        );
       },
       undefined,
       signal,
@@ -157,6 +187,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     return editPolicy(
       name,
       target,
+      selectionOf(ip),
       doing,
       (gateways, owners) => {
         if (gateways.some((g) => g.ip === ip) && owner) {
@@ -173,11 +204,11 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
 
   /**
    * The policy that is to hold `ip` of `name` (see takeoverTarget); refuses an address another
-   * policy (ours for another namespace, or foreign) already uses.
+   * policy (ours for another namespace, selection or family, or foreign) already uses.
    */
   const targetFor = async (ip: string, name: string, adopt: AdoptPresent | undefined) => {
     const policies = await listPolicies();
-    const target = await takeoverTarget(kube, policies, name, ip, adopt === true, config);
+    const target = await takeoverTarget(kube, policies, name, ip, adopt === true, config, podSelector);
     const other = policies.find((p) => p.name !== target.name && p.gateways.some((g) => g.ip === ip));
     return { target, other };
   };
@@ -231,10 +262,15 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const ip = canonicalAddress(rawIp);
       let tookOff = true;
       if (namespace) {
-        const target = { name: namespacePolicyName(await listPolicies(), namespace), takeOver: false };
+        const selection = selectionOf(ip);
+        const target = {
+          name: namespacePolicyName(await listPolicies(), namespace, selection),
+          takeOver: false,
+        };
         await editPolicy(
           namespace,
           target,
+          selection,
           `removing ${ip} from CiliumEgressGatewayPolicy ${target.name}`,
           (gateways, owners) => {
             tookOff = true;
@@ -282,7 +318,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const ip = canonicalAddress(rawIp);
       const name = ns(`checking ${ip}`);
       const view = await readEgressView(kube);
-      const objectName = namespacePolicyName(view.ciliumPolicies, name);
+      const objectName = namespacePolicyName(view.ciliumPolicies, name, selectionOf(ip));
       const policy = view.ciliumPolicies.find((p) => p.name === objectName);
       const gateway = policy?.gateways.find((g) => g.ip === ip);
       if (!gateway) {
@@ -308,9 +344,10 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
             `not ${host}; run pulumi up to put it back`,
         );
       }
-      const want = specFor(name, policy!.gateways);
+      const family = addressFamily(ip);
+      const want = specFor(name, policy!.gateways, family);
       const spec = (raw.spec ?? {}) as Record<string, unknown>;
-      const same = (a: unknown, b: unknown) => JSON.stringify(a ?? null) === JSON.stringify(b ?? null);
+      const same = (a: unknown, b: unknown) => sortedJson(a ?? null) === sortedJson(b ?? null);
       // A policy taken over by adopt keeps its own selectors (ones that serve the namespace alone).
       const adopted = raw.metadata?.annotations?.[adoptedForAnnotation] === name;
       const strings = (v: unknown) =>
@@ -318,7 +355,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const written = { destinations: strings(spec.destinationCIDRs), excluded: strings(spec.excludedCIDRs) };
       if (
         adopted
-          ? !sameScope(written, scopeOf(config))
+          ? !sameScope(written, scopeOf(config, family))
           : !same(spec.selectors, want.selectors) ||
             !same(spec.destinationCIDRs, want.destinationCIDRs) ||
             !same(spec.excludedCIDRs, want.excludedCIDRs)
@@ -340,14 +377,32 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       return addressesWithin([...seen, ...inCloud], cidrs);
     },
 
-    async refuseShared(holder) {
+    // What one policy of the namespace, selection and family cannot take: destinations without
+    // any of the address's family, a scope other than its other EgressIps', pods another policy may
+    // send out for the same family (in the cluster, or asked by another EgressIp of the deployment).
+    async refuseShared(holder, rawIp) {
       const name = ns(`checking the destinations of ${holder}`);
+      const ip = canonicalAddress(rawIp);
+      const family = addressFamily(ip);
+      if (scopeOf(config, family).destinations.length === 0) {
+        throw new IpamError(
+          "INVALID_INPUT",
+          `${holder} places ${ip}, an IPv${family} address, and the provisioner's destinations ` +
+            `(${(config.destinations ?? []).join(", ")}) hold no IPv${family} CIDR: Cilium sends a family's traffic ` +
+            `through an egressIP of that family, so its policy would send nothing; add IPv${family} destinations ` +
+            `(e.g. "${everyDestination[family]}") or place IPv${family === 4 ? 6 : 4} only (families: ` +
+            `"ipv${family === 4 ? 6 : 4}")`,
+        );
+      }
       const policies = await listPolicies();
       if (config.adoptPresent === true) {
         const facts = await namespaceFactsOf(planner, name);
         if (facts) await refuseUnadoptable(kube, policies, facts, config, holder);
       }
-      await refuseSplitScope(kube, name, config, holder, owner, namespacePolicyName(policies, name));
+      const own = namespacePolicyName(policies, name, selectionOf(ip));
+      await refuseSplitScope(kube, name, config, holder, owner, own, family);
+      refuseSelectionOverlap(policies, name, own, family, podSelector, holder);
+      refuseOverlapInDeployment(kube.server, name, { holder, podSelector, family }, true);
     },
 
     namespaceAddresses: (name, signal) =>
@@ -359,4 +414,13 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     placements: async (cidrs) => ciliumPlacements(await readEgressView(kube), cidrs, kube.context),
     placementOwners: "named",
   };
+}
+
+/** JSON with every object's keys sorted: the API server gives maps back in its own key order. */
+function sortedJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === "object" && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }

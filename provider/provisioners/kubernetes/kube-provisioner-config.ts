@@ -87,16 +87,21 @@ export interface AntreaProvisionerConfig extends KubeProvisionerSettings {
 
 /**
  * Cilium egress gateway: `EgressIp` writes one `CiliumEgressGatewayPolicy` (cilium.io/v2) per
- * namespace that sends the namespace's traffic to `destinations` (minus `excluded`) out through a
- * gateway Node per address, pinned by `kubernetes.io/hostname`, with the address as its `egressIP`.
- * Cilium neither allocates the address nor puts it on the Node: with `cloud`, it is made a secondary
- * IP of the gateway Node's instance first (AWS), as for `ocp-static`.
+ * namespace and address family that sends the namespace's traffic to `destinations` (minus
+ * `excluded`) of that family out through a gateway Node per address, pinned by
+ * `kubernetes.io/hostname`, with the address as its `egressIP`. Cilium neither allocates the
+ * address nor puts it on the Node: with `cloud`, it is made a secondary IP (or an IPv6 address) of
+ * the gateway Node's instance first (AWS), as for `ocp-static`.
  */
 export interface CiliumProvisionerConfig extends KubeProvisionerSettings {
   kind: "cilium";
-  /** Where the namespace's traffic leaves through the gateway (`destinationCIDRs`); default `["0.0.0.0/0"]`. */
+  /**
+   * Where the namespace's traffic leaves through the gateways (`destinationCIDRs`): each family's
+   * policy takes this list's CIDRs of its family (an address of a family the list has no CIDR of is
+   * refused at preview). Default: every destination of the address's family (`0.0.0.0/0`, `::/0`).
+   */
   destinations?: string[];
-  /** Destinations that keep the normal path (`excludedCIDRs`), e.g. a peered VPC. */
+  /** Destinations that keep the normal path (`excludedCIDRs`, each family's in its policy), e.g. a peered VPC. */
   excluded?: string[];
   /** The cloud the Nodes run in, whose network must carry the address too (EKS: AWS). */
   cloud?: AwsProvisionerConfig;

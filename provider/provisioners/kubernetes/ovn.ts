@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { IpamError } from "../../core/ipam-error";
 import { canonicalAddress } from "../../allocator";
 import { editObject, readObject, type KubeObject, type ObjectRef } from "../../kube/object-edit";
@@ -12,7 +11,6 @@ import {
   type OvnEgressIp,
   viewAddresses,
   type EgressView,
-  type LabelSelector,
 } from "./egress-view";
 import { egressIpPlacements } from "./placements";
 import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
@@ -33,6 +31,15 @@ import { clusterView } from "../../kube/cluster-identity";
 import { kubeFailure } from "../../kube/kube-errors";
 import { namespaceAddressesOf } from "./namespace-addresses";
 import { isManaged as hasManagedLabel, managedBy } from "./managed-by";
+import {
+  describeSelection,
+  overlapAdvice,
+  podSelectorsOverlap,
+  refuseOverlapInDeployment,
+  selectionHash,
+  selectionName,
+} from "./pod-selection";
+import { addressFamily } from "../../allocator/address";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
@@ -52,23 +59,9 @@ const isManaged = (e: { labels: Record<string, string> }) => hasManagedLabel(e.l
  * `egress-ipam-<namespace>-<10 hex of the selector>`, one object per selector.
  */
 export const podObjectName = (namespace: string, podSelector: Record<string, string>): string =>
-  `${ovnObjectName(namespace)}-${createHash("sha256").update(canonicalLabels(podSelector)).digest("hex").slice(0, 10)}`;
+  `${ovnObjectName(namespace)}-${selectionHash(podSelector)}`;
 
-/** A label map's canonical JSON (keys sorted). */
-const canonicalLabels = (labels: Record<string, string>): string =>
-  JSON.stringify(Object.fromEntries(Object.entries(labels).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))));
-
-/**
- * Whether two pod selectors of one namespace can select one pod: always, unless both give a value
- * for some label and the values differ (no selector: every pod; a selector with matchExpressions
- * is taken to overlap).
- */
-export function podSelectorsOverlap(a: LabelSelector | undefined, b: LabelSelector | undefined): boolean {
-  if (!a || !b) return true;
-  if (a.matchExpressions?.length || b.matchExpressions?.length) return true;
-  const bl = b.matchLabels ?? {};
-  return Object.entries(a.matchLabels ?? {}).every(([k, v]) => !(k in bl) || bl[k] === v);
-}
+export { podSelectorsOverlap } from "./pod-selection";
 
 /** The name of the EgressIP object serving a namespace: one adopted for it, else {@link ovnObjectName}. */
 export function namespaceObjectName(view: EgressView, namespace: string): string {
@@ -431,8 +424,9 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
 
     // Two EgressIP objects that can select one pod give it two egress addresses, and ovnkube picks
     // one: an object of this namespace other than this assignment's own whose pods may overlap is
-    // refused at preview, naming it and who put its addresses there.
-    async refuseShared(holder) {
+    // refused at preview, naming it and who put its addresses there; and so is another EgressIp of
+    // this deployment asking for such pods (both new at a first preview, neither in the cluster yet).
+    async refuseShared(holder, ip) {
       if (!namespace) return;
       const view = await planner.egressView();
       const own = objectFor(view, namespace);
@@ -445,17 +439,21 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
           e.selects[namespaceNameLabel] === namespace &&
           podSelectorsOverlap(mine, e.podSelector),
       );
-      if (!other) return;
-      const raw = await readObject(kube, egressIpRef(other.name));
-      const owners = [...new Set(Object.values(readOwners(raw, other.ips)).flat())];
-      const selects = other.podSelector ? `pods ${JSON.stringify(other.podSelector)}` : "every pod";
-      throw new IpamError(
-        "SCOPE_CONFLICT",
-        `${holder}: EgressIP ${other.name} already serves ${selects} of namespace ${namespace}` +
-          `${owners.length > 0 ? ` (its addresses are ${owners.join(", ")}'s)` : ""}, and this EgressIp's ` +
-          `${mine ? `podSelector ${JSON.stringify(podSelector)}` : "namespace-wide selection"} can select the same pods, ` +
-          `which would get two egress addresses: give the EgressIps pod selectors that differ in some label's value`,
-      );
+      if (other) {
+        const raw = await readObject(kube, egressIpRef(other.name));
+        const owners = [...new Set(Object.values(readOwners(raw, other.ips)).flat())];
+        const selects = other.podSelector
+          ? `pods ${JSON.stringify(other.podSelector)}`
+          : describeSelection(undefined);
+        throw new IpamError(
+          "SCOPE_CONFLICT",
+          `${holder}: EgressIP ${other.name} already serves ${selects} of namespace ${namespace}` +
+            `${owners.length > 0 ? ` (its addresses are ${owners.join(", ")}'s)` : ""}, and this EgressIp's ` +
+            `${selectionName(podSelector)} can select the same pods, which would get two egress addresses: ` +
+            overlapAdvice,
+        );
+      }
+      refuseOverlapInDeployment(kube.server, namespace, { holder, podSelector, family: addressFamily(ip) });
     },
   };
 }

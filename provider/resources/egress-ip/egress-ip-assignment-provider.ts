@@ -13,6 +13,7 @@ import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } fr
 import { shapeFailures } from "../input-shape";
 import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
+import { elasticIpFor } from "../../provisioners/aws/aws-provisioner-config";
 
 const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
 
@@ -46,6 +47,23 @@ function writtenTo(config: Props | undefined): string[] {
 /** Whether two provisioner configs write an address to a common object (always for one kind). */
 const sharesObjects = (a: Props | undefined, b: Props | undefined): boolean =>
   a?.kind === b?.kind || writtenTo(a).some((o) => writtenTo(b).includes(o));
+
+/**
+ * Whether what the provisioner settings give the address as its public side changed (aws: the
+ * Elastic IP `elasticIps` gives it, compared for this address alone, so that an entry added for
+ * one address leaves the others as they are). An update attaches or detaches it.
+ */
+const publicSideChanged = (olds: Props, news: Props): boolean =>
+  olds.provisioner?.kind === "aws" &&
+  news.provisioner?.kind === "aws" &&
+  elasticIpFor(olds.provisioner.elasticIps, String(news.ip)) !==
+    elasticIpFor(news.provisioner.elasticIps, String(news.ip));
+
+/** The provisioner settings but the public side's (compared per address by {@link publicSideChanged}). */
+const privateSideSettings = (provisioner: Props | undefined): string => {
+  const { elasticIps: _elasticIps, ...rest } = provisioner ?? {};
+  return JSON.stringify(rest);
+};
 
 /** Whether a provisioner kind writes per-namespace objects (and so needs the EgressIp's namespace). */
 const usesNamespace = (config: Props | undefined): boolean =>
@@ -97,11 +115,21 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     failures.push(failureOf("ip", e));
   }
   const kind = news.provisioner?.kind;
-  if (news.podSelector !== undefined && kind !== "ovn") {
+  if (news.podSelector !== undefined && kind !== "ovn" && kind !== "cilium" && kind !== "antrea") {
     failures.push(
       inputFailure(
         "podSelector",
-        `the ${String(kind)} provisioner gives addresses to a whole namespace: podSelector is for ovn, leave it out`,
+        `the ${String(kind)} provisioner gives addresses to a whole namespace: podSelector is for ovn, cilium ` +
+          `and antrea, leave it out`,
+      ),
+    );
+  }
+  if (kind === "cilium" && news.podSelector && "io.kubernetes.pod.namespace" in news.podSelector) {
+    failures.push(
+      inputFailure(
+        "podSelector",
+        "io.kubernetes.pod.namespace is the label Cilium gives a pod for its namespace, which the EgressIp's " +
+          "namespace sets: leave it out of podSelector",
       ),
     );
   }
@@ -170,16 +198,31 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   }
   if (provisioner.refuseShared) {
     try {
-      await provisioner.refuseShared(holderName(String(news.owner), news.failureDomain), callSignal());
+      await provisioner.refuseShared(
+        holderName(String(news.owner), news.failureDomain),
+        String(ip),
+        callSignal(),
+      );
     } catch (e) {
       return { inputs: news, failures: [failureOf("provisioner", e, "PROVISIONER_FAILED")] };
     }
   }
-  return { inputs: { ...news, ip, host } };
+  // The public address where it is known before placement (an adopted Elastic IP), so preview
+  // shows it; an adopted allocation that cannot be had is refused here, before anything changes.
+  let publicIp: string | undefined;
+  try {
+    publicIp = await provisioner.plannedPublicAddress?.(ip, callSignal());
+  } catch (e) {
+    return { inputs: news, failures: [failureOf("provisioner.elasticIps", e, "PROVISIONER_FAILED")] };
+  }
+  const { publicIp: _unknown, ...checked } = news;
+  return { inputs: { ...checked, ip, host, ...(publicIp ? { publicIp } : {}) } };
 }
 
+/** The outputs of a placed address but its `publicIp`, which is read from the provisioner, never taken from the plan. */
 function outputsOf(inputs: Props) {
-  return { ...withoutProvider(inputs), placement: { state: "assigned" } };
+  const { publicIp: _planned, ...rest } = withoutProvider(inputs);
+  return { ...rest, placement: { state: "assigned" } };
 }
 
 /**
@@ -200,12 +243,14 @@ export const egressIpAssignmentProvider: ProviderImpl = {
       JSON.stringify(olds.podSelector ?? null) !== JSON.stringify(news.podSelector ?? null);
     if (selectorChanged) replaces.push("podSelector");
     // A cluster recorded or re-pinned (the provisioner's `cluster` setting) is an update that moves nothing.
+    // An elasticIps change that gives this address what it had is no change of this assignment.
     const changes =
       replaces.length > 0 ||
       olds.host !== news.host ||
       olds.namespace !== news.namespace ||
       olds.cluster !== news.cluster ||
-      JSON.stringify(olds.provisioner) !== JSON.stringify(news.provisioner);
+      publicSideChanged(olds, news) ||
+      privateSideSettings(olds.provisioner) !== privateSideSettings(news.provisioner);
     // The same address on a new resource: where the old one and the new one write the same
     // objects, the old must let go of it first, or its delete would take the address off what the
     // new one just put it on. Where they share none (ocp-static or ocp-dynamic → ovn), the new one
@@ -268,10 +313,19 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     // recorded for another owner is refused.
     const provisioner = provisionerFor(assignmentConfig(news, "unrecorded"));
     const from = olds.host || olds.placement?.from;
+    // A new public side: the old settings' comes off first (an allocated Elastic IP is released),
+    // the new one goes on with the placement, or by itself where the address stays.
+    const publicChanged = publicSideChanged(olds, news);
+    if (publicChanged) {
+      const before = provisionerFor(assignmentConfig(olds, "unrecorded"));
+      await before.detachPublicAddress?.(news.ip, callSignal());
+    }
     if (from && from !== news.host) {
       await provisioner.moveIP(news.ip, from, news.host, callSignal());
     } else if (!olds.host) {
       await provisioner.addSpecifiedIP(news.ip, news.host, callSignal());
+    } else if (publicChanged) {
+      await provisioner.attachPublicAddress?.(news.ip, news.host, callSignal());
     }
     return { outs: { ...outputsOf(news), ...(await publicIpOf(provisioner, news.ip)) } };
   },

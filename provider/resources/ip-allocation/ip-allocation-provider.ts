@@ -114,7 +114,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   let adopted: NamespaceAddress | undefined;
   if (news.adoptFrom != null && requested === undefined && !old) {
     try {
-      adopted = await adoptedAddress(pool, poolName(poolId), news.observeWith, news.adoptFrom);
+      adopted = await adoptedAddress(pool, poolName(poolId), news.observeWith, news.adoptFrom, news.family);
       if (adopted) requested = await checkRequestable(pool, adopted.ip);
     } catch (e) {
       return { inputs: news, failures: [failureOf("adopt", e, "PROVISIONER_FAILED")] };

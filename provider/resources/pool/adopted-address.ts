@@ -1,4 +1,5 @@
 import { IpamError } from "../../core/ipam-error";
+import { addressFamily } from "../../allocator/address";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
 import { callSignal, provisionerFor } from "../../provisioners/provisioner-cache";
@@ -14,6 +15,12 @@ export interface AdoptFrom {
   domains?: string[];
   /** This pool is the EgressIp's only pool: every address of the namespace must be in it. */
   onlyPool?: boolean;
+  /**
+   * The families the EgressIp places (`families`; absent: the pool's one family). An allocation of
+   * one family takes the namespace's address of its family; one of another family listed here is
+   * its sibling allocation's, one of a family not listed is refused.
+   */
+  families?: ("ipv4" | "ipv6")[];
 }
 
 /** An address as messages show it: `10.0.0.5 (NetNamespace team-a, on node n1)`. */
@@ -22,18 +29,19 @@ export const describeAddress = (a: NamespaceAddress): string =>
 
 /**
  * The address the cluster gives `from.namespace` that this allocation takes over: the one in
- * `pool` of its failure domain (by the Node carrying it; an address on no Node by the pool alone),
- * or undefined when the namespace has none there (a new one is planned). Read through the
- * `observeWith` provisioner.
+ * `pool` of its failure domain (by the Node carrying it; an address on no Node by the pool alone)
+ * and, for an allocation of one `family`, of that family; or undefined when the namespace has none
+ * there (a new one is planned). Read through the `observeWith` provisioner.
  * @throws IpamError INVALID_INPUT naming the addresses, their source and the pool when the namespace's addresses do
- * not fit the EgressIp: one outside the pool or in a domain it does not list, two for one domain,
- * or a provisioner that cannot tell (aws, none).
+ * not fit the EgressIp: one outside the pool or in a domain it does not list, two for one domain
+ * and family, one of a family the EgressIp does not place, or a provisioner that cannot tell (aws, none).
  */
 export async function adoptedAddress(
   pool: ResolvedPool,
   poolName: string,
   observeWith: ProvisionerConfig,
   from: AdoptFrom,
+  family?: "ipv4" | "ipv6",
 ): Promise<NamespaceAddress | undefined> {
   const provisioner = provisionerFor(observeWith);
   if (!provisioner.namespaceAddresses) {
@@ -48,7 +56,18 @@ export async function adoptedAddress(
   const inPool = (a: NamespaceAddress) => pool.rangeSets.some((s) => s.contains(a.ip));
   const problems: string[] = [];
   const mine: NamespaceAddress[] = [];
+  const placed = from.families ?? (family ? [family] : undefined);
+  const familyOf = (a: NamespaceAddress) => (addressFamily(a.ip) === 6 ? "ipv6" : "ipv4");
   for (const a of all) {
+    if (family && familyOf(a) !== family) {
+      // The other family's allocation of the EgressIp takes it.
+      if (placed?.includes(familyOf(a))) continue;
+      problems.push(
+        `${describeAddress(a)} is an ${familyOf(a) === "ipv6" ? "IPv6" : "IPv4"} address and the EgressIp ` +
+          `places ${family === "ipv6" ? "IPv6" : "IPv4"} only: set families: "dual" to take it over too`,
+      );
+      continue;
+    }
     const d = a.failureDomain;
     if (domain !== "" && d !== undefined && from.domains && !from.domains.includes(d)) {
       problems.push(`${describeAddress(a)} is in a failure domain the EgressIp does not list`);

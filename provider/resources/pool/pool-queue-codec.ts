@@ -22,7 +22,13 @@ export interface QueuedHolder {
    * The namespace (and failure domain) whose present address the holder adopts (an EgressIp with
    * `adopt`): planned as that address, found through its observer, or automatically when it has none.
    */
-  adopt?: { namespace: string; failureDomain?: string; domains?: string[]; onlyPool?: boolean };
+  adopt?: {
+    namespace: string;
+    failureDomain?: string;
+    domains?: string[];
+    onlyPool?: boolean;
+    families?: ("ipv4" | "ipv6")[];
+  };
   /** The one family the holder takes from a multi-family pool (an IpAllocation's `family`). */
   family?: AddressFamilyName;
 }

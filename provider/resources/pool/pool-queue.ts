@@ -98,6 +98,7 @@ export async function holdersAhead(
         poolName(poolId),
         config,
         holder.adopt,
+        holder.family,
       )
         .then((a) => (a ? checkRequestable(holderPool, a.ip) : undefined))
         .then(

@@ -20,9 +20,13 @@ import { cursorOf } from "../../ledger/held-entry";
 
 /** One range in CNI host-local form. */
 export interface RangeArgs {
+  /** The subnet, e.g. `10.0.8.0/24`; must be a network address. */
   subnet: string;
+  /** First address handed out (default: network+1). */
   rangeStart?: string;
+  /** Last address handed out (default: broadcast−1 for IPv4, the last address for IPv6). */
   rangeEnd?: string;
+  /** Never handed out (default: network+1). */
   gateway?: string;
 }
 

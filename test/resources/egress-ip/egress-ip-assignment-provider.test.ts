@@ -233,3 +233,61 @@ describe("EgressIpAssignment provider: a replacement between configs that both p
     expect(Boolean(result.deleteBeforeReplace)).toBe(deleteFirst);
   });
 });
+
+// A change of aws's elasticIps is compared per address: only an assignment whose own Elastic IP
+// changes is updated (its old one detached, its new one attached where the address stays); the
+// others have no change, and none is ever replaced for it.
+describe("EgressIpAssignment provider: an elasticIps change updates only the addresses whose Elastic IP changed", () => {
+  const aws = (elasticIps?: unknown) => ({
+    kind: "aws",
+    region: "us-east-1",
+    ...(elasticIps === undefined ? {} : { elasticIps }),
+  });
+  const at = (ip: string, elasticIps?: unknown) => ({
+    ip,
+    host: "i-1",
+    namespace: "team-a",
+    provisioner: aws(elasticIps),
+  });
+  const adoptA = { adopt: { "10.0.8.2": "eipalloc-0aaaaaaaa" } };
+  it.each([
+    ["none → allocate", undefined, "allocate", "10.0.8.2", true],
+    ["allocate → none", "allocate", undefined, "10.0.8.2", true],
+    [
+      "allocate → adopt, for the adopted address",
+      "allocate",
+      { ...adoptA, allocate: true },
+      "10.0.8.2",
+      true,
+    ],
+    [
+      "allocate → adopt another address with allocate: true",
+      "allocate",
+      { ...adoptA, allocate: true },
+      "10.0.8.3",
+      false,
+    ],
+    ["allocate → adopt another address without allocate", "allocate", adoptA, "10.0.8.3", true],
+    ["adopt → another allocation", adoptA, { adopt: { "10.0.8.2": "eipalloc-0bbbbbbbb" } }, "10.0.8.2", true],
+    [
+      "an adopt entry added for another address",
+      adoptA,
+      { adopt: { ...adoptA.adopt, "10.0.8.3": "eipalloc-0cc0cc0cc" } },
+      "10.0.8.2",
+      false,
+    ],
+    ["none → allocate, for an IPv6 address (it gets none)", undefined, "allocate", "fd00::2", false],
+  ])("%s", async (_what, from, to, ip, changes) => {
+    const result = await provider.diff(ip, at(ip, from), at(ip, to));
+    expect(result).toEqual({ changes, replaces: [] });
+  });
+
+  it("still replaces for a placement setting changed with it", async () => {
+    const olds = at("10.0.8.2", "allocate");
+    const endpoint = { ...olds, provisioner: { ...olds.provisioner, hostTags: { role: "egress" } } };
+    expect(await provider.diff("10.0.8.2", olds, endpoint)).toMatchObject({
+      changes: true,
+      replaces: ["provisioner"],
+    });
+  });
+});

@@ -10,6 +10,13 @@ describe("holderName", () => {
     ["an EgressIp's assignment in a domain", `${child}::team-a-eu-west-1a`, "eu-west-1a", "EgressIp team-a"],
     ["an EgressIp's assignment without domains (pinned host)", `${child}::team-a`, "", "EgressIp team-a"],
     [
+      "an EgressIp's IPv6 assignment in a domain",
+      `${child}::team-a-eu-west-1a-ipv6`,
+      "eu-west-1a",
+      "EgressIp team-a",
+    ],
+    ["an EgressIp's IPv6 assignment on a pinned host", `${child}::team-a-ipv6`, "", "EgressIp team-a"],
+    [
       "a name that does not end with its domain",
       `${child}::renamed`,
       "eu-west-1a",

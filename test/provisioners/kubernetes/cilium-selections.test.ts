@@ -1,0 +1,81 @@
+import { describe, expect, it } from "vitest";
+import type { CiliumPolicyFacts } from "../../../provider/provisioners/kubernetes/cilium-namespaces";
+import { refuseSelectionOverlap } from "../../../provider/provisioners/kubernetes/cilium-selections";
+
+const ns = "team-a";
+const policy = (
+  name: string,
+  selectors: CiliumPolicyFacts["selectors"],
+  ip = "10.0.0.5",
+  managed = true,
+): CiliumPolicyFacts => ({
+  name,
+  labels: managed ? { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" } : {},
+  annotations: managed ? { "egress-ipam/owners": JSON.stringify({ [ip]: ["stack-1 urn:x"] }) } : {},
+  selectors,
+  destinations: ["0.0.0.0/0"],
+  excluded: [],
+  gateways: [{ ip }],
+});
+const pods = (labels: Record<string, string>) => [
+  { podSelector: { matchLabels: { "io.kubernetes.pod.namespace": ns, ...labels } } },
+];
+
+describe("refuseSelectionOverlap", () => {
+  it.each<[string, CiliumPolicyFacts, 4 | 6, Record<string, string> | undefined, RegExp | undefined]>([
+    [
+      "a selector beside the namespace-wide policy",
+      policy("wide", pods({})),
+      4,
+      { app: "web" },
+      /CiliumEgressGatewayPolicy wide already sends every pod of namespace team-a out through IPv4 gateways \(its gateways are stack-1 urn:x's\)/,
+    ],
+    [
+      "namespace-wide beside a selector's policy",
+      policy("web", pods({ app: "web" })),
+      4,
+      undefined,
+      /already sends pods \{"app":"web"\}/,
+    ],
+    [
+      "a superset selector",
+      policy("web", pods({ app: "web" })),
+      4,
+      { app: "web", tier: "front" },
+      /already sends pods/,
+    ],
+    ["a selector differing in a value", policy("web", pods({ app: "web" })), 4, { app: "api" }, undefined],
+    [
+      "two namespace-wide policies (adopt takes a hand-made one)",
+      policy("hand-made", pods({}), "10.0.0.5", false),
+      4,
+      undefined,
+      undefined,
+    ],
+    [
+      "another family's policy (other destinations)",
+      policy("wide6", pods({}), "fd00::5"),
+      4,
+      { app: "web" },
+      undefined,
+    ],
+    [
+      "a policy selecting pods of every namespace by label",
+      policy("other", [{ podSelector: { matchLabels: { app: "web" } } }]),
+      4,
+      { app: "web" },
+      undefined,
+    ],
+    [
+      "this selection's own policy",
+      policy("own", pods({ app: "web" })),
+      4,
+      { app: "web", tier: "x" },
+      undefined,
+    ],
+  ])("%s", (_name, p, family, podSelector, refused) => {
+    const call = () => refuseSelectionOverlap([p], ns, "own", family, podSelector, "EgressIp web");
+    if (refused) expect(call).toThrow(refused);
+    else expect(call).not.toThrow();
+  });
+});
