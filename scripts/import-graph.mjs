@@ -15,7 +15,7 @@ export const layers = [
   ["ledger", "provisioners"],
   ["resources"],
   ["runtime", "testing"],
-  ["cli"],
+  ["cli", "plugin"],
   ["index.ts"],
 ];
 

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The whole test suite: toolchain setup, format and lint checks, typecheck, unit and end-to-end
-# tests. The test cluster's servers and the example projects' language host and plugin (tens of
-# minutes of Go builds from empty caches) build in the background, at low priority, while the
-# checks, the unit tests and the end-to-end tests that need neither run; the `cluster` vitest
-# project (its global setup starts and stops the test cluster) runs once they are built.
+# tests. The test cluster's servers, the example projects' language host and plugin, and the
+# YAML, Python and Go language hosts with pulumi-codegen (tens of minutes of Go builds from empty
+# caches) build in the background, at low priority, while the checks, the unit tests and the
+# end-to-end tests that need none of them run; the `cluster` vitest project (its global setup
+# starts and stops the test cluster) runs once they are built.
 # With arguments (`npm test -- test/allocator`), everything is built first and vitest gets them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,7 +16,8 @@ export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION
 
 builds_log="$root/.tools/cluster-builds.log"
 # In a session of its own, so its process group (the Go builds under it) can be stopped together.
-setsid nice -n 10 bash -c 'bash scripts/setup-kube.sh && bash scripts/setup-examples.sh' >"$builds_log" 2>&1 &
+setsid nice -n 10 bash -c 'bash scripts/setup-kube.sh && bash scripts/setup-examples.sh &&
+  bash scripts/setup-languages.sh' >"$builds_log" 2>&1 &
 builds=$!
 # Stopped by its recorded PID if this script ends first (a failed check): never left building.
 trap 'kill -- "-$builds" 2>/dev/null || true' EXIT
@@ -42,6 +44,7 @@ tsc --noEmit -p tsconfig.json
 node scripts/check-api-docs.mjs
 node scripts/api-docs.mjs --check
 node scripts/check-import-graph.mjs
+node scripts/plugin-schema.mjs --check
 echo "== unit tests, and end-to-end tests without the cluster" >&2
 vitest run --project unit --project e2e
 wait_for_builds

@@ -1,4 +1,5 @@
 import { IpamError } from "../core/ipam-error";
+import { ownKind } from "../core/resource-types";
 import type { KubeClients } from "../kube/kube-config";
 import { poolOfDefinition } from "../resources/pool/canonical-definition";
 import { claimName, ledgerNameProblem, namespaceProblem } from "../ledger/kubernetes/claim-names";
@@ -104,7 +105,7 @@ export async function ledgerUsage(
 export function stackRefOf(snapshot: StackSnapshot): StackRef {
   for (const r of snapshot.resources) {
     const id = r.outputs?.stackId ?? r.inputs?.stackId;
-    if (r.type.includes("egress-ipam:") && typeof id === "string")
+    if (ownKind(r.type) !== undefined && typeof id === "string")
       return { stack: snapshot.stack, stackId: id };
   }
   return { stack: snapshot.stack };

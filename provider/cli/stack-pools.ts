@@ -1,4 +1,5 @@
 import { poolSpecOf, resolvePool, type ResolvedPool } from "../resources/pool/pool-spec";
+import { ownKind } from "../core/resource-types";
 import { resolveLedger } from "../resources/pool/ledger-option";
 import { poolOfDefinition } from "../resources/pool/canonical-definition";
 import { codeOf } from "../core/ipam-error";
@@ -6,8 +7,8 @@ import type { KubeLedgerConfig } from "../ledger/kubernetes/kube-ledger";
 import { CliError, exitCodes } from "./cli-error";
 import type { SnapshotResource, StackSnapshot } from "./stack-snapshot";
 
-/** Whether a checkpoint resource is an IpPool of this package (type token `…egress-ipam:IpPool`). */
-const isPool = (r: SnapshotResource) => r.type.endsWith("egress-ipam:IpPool");
+/** Whether a checkpoint resource is an IpPool of this package (dynamic or plugin type; see ownKind). */
+const isPool = (r: SnapshotResource) => ownKind(r.type) === "IpPool";
 
 /** A pool of a stack: its URN and its validated spec (for a reference to a shared pool, its owner's). */
 export interface StackPool {

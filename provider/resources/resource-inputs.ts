@@ -109,6 +109,7 @@ export const ipAllocationInputs: Shape = record(
         failureDomain: text("a failure domain (a zone name)"),
         domains: listOf("a list of failure domains", text("a failure domain (a zone name)")),
         onlyPool: flag,
+        families: listOf("a list of address families", text('"ipv4" or "ipv6"', 40), 2),
       },
       { required: ["namespace"] },
     ),

@@ -1,7 +1,9 @@
 // Every example is a project users copy: run as they run it — the Pulumi CLI in the example's own
-// folder with the Node.js language host, this package installed from its packed tarball, the test
-// cluster's kubeconfig where it talks to Kubernetes — it must preview the addresses `up` assigns,
-// apply, stay still on a second `up`, apply each step, and destroy without leaving anything behind.
+// folder with the Node.js language host, this package installed from its packed tarball (a YAML or
+// Python example: the plugin installed with `pulumi plugin install`, the Python SDK's wheel on
+// PYTHONPATH, that language's host), the test cluster's kubeconfig where it talks to Kubernetes —
+// it must preview the addresses `up` assigns, apply, stay still on a second `up`, apply each step,
+// and destroy without leaving anything behind.
 import { loadYaml, type KubernetesObject } from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
@@ -380,6 +382,30 @@ function sharedPoolQuota(stack: string): string {
   return String(quotas.stacks?.[`${project}/${stack}`] ?? quotas.default);
 }
 
+/** What the quickstart's stack outputs after its steps, in every language it is written in. */
+const quickstartOutputs = {
+  dev: {
+    poolSize: "179",
+    natGateway: "10.0.8.50/24",
+    teamIps: ["10.0.8.10", "10.0.8.11", "10.0.8.12", "10.0.8.14"],
+  },
+};
+const sameAsQuickstart = (outputs: Record<string, Record<string, unknown>>) =>
+  expect(outputs).toEqual(quickstartOutputs);
+
+/** What the egress-ips stack outputs after its steps, in every language it is written in. */
+const hosts = ["ip-10-0-8-5.ec2.internal", "ip-10-0-8-6.ec2.internal"];
+const egressIpsOutputs = {
+  dev: {
+    teamAIps: ["10.0.8.10", "10.0.8.11"],
+    teamAHosts: hosts,
+    teamBIps: ["10.0.8.12", "10.0.8.13"],
+    teamCIps: ["10.0.8.14", "10.0.8.15"],
+  },
+};
+const sameAsEgressIps = (outputs: Record<string, Record<string, unknown>>) =>
+  expect(outputs).toEqual(egressIpsOutputs);
+
 const specs: Record<string, ExampleSpec> = {
   antrea: { stacks: ["dev"], kube: true, prepare: clusterNodes("egress-ipam-antrea", false) },
   "cilium-eks": { stacks: ["dev"], kube: true, prepare: eksNodes("egress-ipam-cilium-eks") },
@@ -397,8 +423,12 @@ const specs: Record<string, ExampleSpec> = {
     // The operator's addresses, kept through the adoption and the switch to ovn (step2).
     check: (outputs) => expect(outputs.dev!.egressIps).toEqual(operatorAssigned),
   },
-  quickstart: { stacks: ["dev"] },
-  "egress-ips": { stacks: ["dev"] },
+  quickstart: { stacks: ["dev"], check: sameAsQuickstart },
+  "quickstart-yaml": { stacks: ["dev"], check: sameAsQuickstart },
+  "quickstart-python": { stacks: ["dev"], check: sameAsQuickstart },
+  "egress-ips": { stacks: ["dev"], check: sameAsEgressIps },
+  "egress-ips-yaml": { stacks: ["dev"], check: sameAsEgressIps },
+  "egress-ips-python": { stacks: ["dev"], check: sameAsEgressIps },
   "openshift-sdn": {
     // The same tenants in manual and automatic mode: OpenShift SDN never mixes the two on a Node.
     stacks: ["dev", "dynamic"],
@@ -477,7 +507,13 @@ describe.each(Object.keys(specs).sort())("example %s, with pulumi in its folder"
     const outputs: Record<string, Record<string, unknown>> = {};
 
     for (const stackName of spec.stacks) {
-      const project = ExampleProject.create(examplesDir, name, { stackName, env, config: prepared?.config });
+      const project = ExampleProject.create(examplesDir, name, {
+        stackName,
+        env,
+        config: prepared?.config,
+        // A YAML or Python example's plugin and SDK: those the cluster setup builds once per build.
+        sdks: process.env.EGRESS_IPAM_CONSUMER,
+      });
       projects.push(project);
       const h = project.harness;
       await h.project();

@@ -11,9 +11,9 @@ import { afterAll, describe, expect, it } from "vitest";
 import { repoRoot } from "../../scripts/consumer.mjs";
 
 const exec = promisify(execFile);
-// Stated limits (docs/versioning.md): about 450 KB packed and 1.77 MB unpacked today.
-const maxPacked = 550_000;
-const maxUnpacked = 2_200_000;
+// Stated limits (docs/versioning.md): about 555 KB packed and 2.22 MB unpacked today.
+const maxPacked = 650_000;
+const maxUnpacked = 2_600_000;
 
 interface DryRun {
   size: number;

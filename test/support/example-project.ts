@@ -1,10 +1,13 @@
 // An example project copied where a user would have it: its own folder with node_modules holding
-// this package from its packed tarball, run with the Pulumi CLI and the Node.js language host.
+// this package from its packed tarball, run with the Pulumi CLI and the Node.js language host; a
+// YAML or Python example with the egress-ipam plugin installed into its PULUMI_HOME (and the Python
+// SDK on PYTHONPATH), run with that language's host.
 import { dumpYaml, loadYaml } from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { prepareConsumerProject, repoRoot } from "../../scripts/consumer.mjs";
 import { Harness } from "./harness";
+import { installPlugin, pythonSdk } from "./plugin-project";
 
 /** Dependencies of the example projects besides pulumi-egress-ipam, @pulumi/pulumi and typescript. */
 function exampleDependencies(): Record<string, string> {
@@ -44,6 +47,13 @@ function copyTree(from: string, to: string, skip: (name: string) => boolean): vo
   }
 }
 
+/** The runtime of an example's program, as its Pulumi.yaml names it: `nodejs`, `yaml`, `python`. */
+export function exampleRuntime(name: string): string {
+  const file = path.join(repoRoot, "examples", name, "Pulumi.yaml");
+  const { runtime } = loadYaml(fs.readFileSync(file, "utf8")) as { runtime: string | { name: string } };
+  return typeof runtime === "string" ? runtime : runtime.name;
+}
+
 /** Stack config (`key: value` of `Pulumi.<stack>.yaml`) as a test adapts it to its cluster. */
 export type ConfigRewrite = (config: Record<string, unknown>) => Record<string, unknown>;
 
@@ -69,24 +79,31 @@ export class ExampleProject {
    * Copies `examples/<name>` (without `node_modules` and the `step*` overlays) into a fresh folder
    * next to the shared node_modules, and a harness that runs the CLI there on stack `stackName`.
    * `options.config` rewrites the stack's config file (now and after every step), e.g. to give
-   * names unique to the test.
+   * names unique to the test. An example in another language gets, instead of node_modules, the
+   * plugin and Python SDK of the consumer project `options.sdks` (see plugin-project), as a user
+   * installs them from a checkout.
    */
   static create(
     examplesDir: string,
     name: string,
-    options: { env?: Record<string, string>; stackName?: string; config?: ConfigRewrite } = {},
+    options: { env?: Record<string, string>; stackName?: string; config?: ConfigRewrite; sdks?: string } = {},
   ): ExampleProject {
     const runs = path.join(examplesDir, "runs");
     fs.mkdirSync(runs, { recursive: true });
     const dir = fs.mkdtempSync(path.join(runs, `${name}-`));
     copyTree(path.join(repoRoot, "examples", name), dir, (n) => n === "node_modules" || /^step\d+$/.test(n));
-    fs.symlinkSync(path.join(examplesDir, "node_modules"), path.join(dir, "node_modules"));
-    const project = new ExampleProject(
-      name,
-      dir,
-      Harness.forProject(examplesDir, dir, options),
-      options.config,
-    );
+    const runtime = exampleRuntime(name);
+    if (runtime === "nodejs") {
+      fs.symlinkSync(path.join(examplesDir, "node_modules"), path.join(dir, "node_modules"));
+    } else if (!options.sdks) {
+      throw new Error(
+        `examples/${name} is a ${runtime} program: give the consumer project of its plugin (sdks)`,
+      );
+    }
+    const env = { ...options.env, ...(runtime === "python" && { PYTHONPATH: pythonSdk(options.sdks!) }) };
+    const harness = Harness.forProject(examplesDir, dir, { ...options, env });
+    if (runtime !== "nodejs") installPlugin(harness, options.sdks!);
+    const project = new ExampleProject(name, dir, harness, options.config);
     project.rewriteConfig();
     return project;
   }
@@ -103,7 +120,8 @@ export class ExampleProject {
   /** True when a step changes this project's stack: it has program files or the stack's config. */
   stepChanges(step: string): boolean {
     const files = fs.readdirSync(path.join(repoRoot, "examples", this.name, step));
-    return files.some((f) => f.endsWith(".ts") || f === `Pulumi.${this.harness.stackName}.yaml`);
+    const program = (f: string) => f.endsWith(".ts") || f.endsWith(".py") || f === "Pulumi.yaml";
+    return files.some((f) => program(f) || f === `Pulumi.${this.harness.stackName}.yaml`);
   }
 
   /** Copies a step's files over the project, as a user editing the program would. */

@@ -1,10 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import { IpamError } from "../../core/ipam-error";
+import { ownKind } from "../../core/resource-types";
 import { errorMessage } from "../../core/failure";
 import { checkpointResources, exportStack, runPulumi, type ExportOptions } from "./stack-checkpoint";
-
-/** The type prefix of every resource of this package in a checkpoint. */
-const ownTypes = "pulumi-nodejs:dynamic/egress-ipam:";
 
 /**
  * A stack's identity in shared ledgers: made once and kept in the state of every holder of a shared
@@ -61,7 +59,7 @@ async function findOrMake(stack: string, opts: ExportOptions = {}): Promise<stri
 /** The identity kept in the state of the stack's resources, if one has it. */
 export function storedIdentity(exported: unknown, stack: string): string | undefined {
   for (const r of checkpointResources(exported, stack)) {
-    if (!r.type.startsWith(ownTypes)) continue;
+    if (ownKind(r.type) === undefined) continue;
     const id = r.outputs?.stackId ?? r.inputs?.stackId;
     if (typeof id === "string" && id !== "") return id;
   }

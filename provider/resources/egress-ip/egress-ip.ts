@@ -2,7 +2,7 @@ import { codedMessage, IpamError } from "../../core/ipam-error";
 import * as pulumi from "@pulumi/pulumi";
 import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
 import { providerContext } from "../context";
-import { IpAllocation } from "../ip-allocation/ip-allocation";
+import { IpAllocation, type IpAllocationArgs } from "../ip-allocation/ip-allocation";
 import type { IpPool } from "../ip-pool/ip-pool";
 import { thinProvider } from "../thin-provider";
 
@@ -38,20 +38,26 @@ export interface EgressIpArgs {
    * it alone, the egressip-ipam-operator's annotation, a CiliumEgressGatewayPolicy or Antrea Egress
    * serving it alone), one per failure domain by the Node carrying
    * it; with `ips`, those. Preview shows exactly those addresses and hosts; `up` records this stack
-   * as their owner and moves nothing. Refused at preview, naming both, for an address outside the
-   * pool or held by another resource. Read at the first plan only: later runs keep what state has.
+   * as their owner and moves nothing. With `families`, one per domain and family (`"dual"`: the
+   * namespace's IPv4 and IPv6 addresses; an address of a family not placed is refused). Refused at
+   * preview, naming both, for an address outside the pool or held by another resource. Read at the
+   * first plan only: later runs keep what state has.
    */
   adopt?: boolean;
   /**
    * The families placed per failure domain: `"ipv4"`, `"ipv6"`, or `"dual"` (one address of each, from
    * a dual-stack pool). Without it, the pool's one family; a dual-stack pool is then refused at
-   * preview. `ocp-static` and `ocp-dynamic` take IPv4 only (OpenShift SDN).
+   * preview. `ocp-static` and `ocp-dynamic` take IPv4 only (OpenShift SDN); `cilium` writes a
+   * policy per family, each with its family's `destinations`; `antrea` takes one family per
+   * namespace's Pods (`"dual"` is refused: Antrea applies one Egress to a Pod).
    */
   families?: "ipv4" | "ipv6" | "dual";
   /**
    * Only the namespace's pods with these labels (`ovn`: an EgressIP object of their own, named
-   * `egress-ipam-<namespace>-<hash>`). An EgressIp whose pods may overlap another's in the namespace
-   * (another stack's too) is refused at preview, naming it. Changing it replaces the placements.
+   * `egress-ipam-<namespace>-<hash>`; `cilium`: a policy of their own per family,
+   * `egress-ipam-<namespace>.<hash>`; `antrea`: their Egresses' `appliedTo.podSelector`). An EgressIp
+   * whose pods may overlap another's in the namespace (another stack's too, or another EgressIp of
+   * the same program) is refused at preview, naming it. Changing it replaces the placements.
    */
   podSelector?: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
@@ -66,7 +72,7 @@ export interface EgressIpAssignmentArgs {
   failureDomain: string;
   /** Pins the host; default the least loaded eligible host of the domain, chosen at `check`. */
   host?: pulumi.Input<string>;
-  /** Only the namespace's pods with these labels (ovn; see {@link EgressIpArgs.podSelector}). */
+  /** Only the namespace's pods with these labels (ovn, cilium, antrea; see {@link EgressIpArgs.podSelector}). */
   podSelector?: pulumi.Input<Record<string, pulumi.Input<string>>>;
   /** The namespace the address serves (required by ocp-static, ocp-dynamic, ovn, antrea and cilium). */
   namespace?: pulumi.Input<string>;
@@ -82,8 +88,10 @@ export interface EgressIpAssignmentArgs {
 /**
  * One egress address placed on a host by a provisioner. {@link EgressIp} creates one per failure
  * domain; use it directly to place an address you already hold (an {@link IpAllocation}).
- * Host change → `moveIP`; address or provisioner change → replace; delete → `removeIP`;
- * refresh → `checkIP`, and an address found missing is put back by the next `up`.
+ * Host change → `moveIP`; address or provisioner change → replace, except aws's `elasticIps`:
+ * an update for an address whose own Elastic IP changed (attached and detached where it is), no
+ * change for the others; delete → `removeIP`; refresh → `checkIP`, and an address found missing is
+ * put back by the next `up`.
  */
 export class EgressIpAssignment extends pulumi.dynamic.Resource {
   /** The address. */
@@ -94,7 +102,9 @@ export class EgressIpAssignment extends pulumi.dynamic.Resource {
   declare public readonly failureDomain: pulumi.Output<string>;
   /**
    * The public address traffic from it leaves from, where the provisioner gives it one (aws with
-   * `elasticIps`: its Elastic IP); undefined otherwise. Known after `up`, read again by refresh.
+   * `elasticIps`: its Elastic IP); undefined otherwise. Known at preview where it is known before
+   * placement (an adopted Elastic IP, or one allocated for it earlier), else after `up`; read again
+   * by refresh.
    */
   declare public readonly publicIp: pulumi.Output<string | undefined>;
 
@@ -127,6 +137,137 @@ const isPool = (p: IpPool | Record<string, IpPool>): p is IpPool =>
  */
 const refusal = (message: string) => new IpamError("INVALID_INPUT", codedMessage("INVALID_INPUT", message));
 
+/** An allocation as an EgressIp reads it. */
+type AllocationParts = { ip: pulumi.Output<string>; ips: pulumi.Output<string[]> };
+/** A placement as an EgressIp reads it. */
+type AssignmentParts = { host: pulumi.Output<string>; publicIp: pulumi.Output<string | undefined> };
+
+/** What an EgressIp's children are made of: the package's classes here, the plugin's resources in a multi-language program. */
+export interface EgressIpChildren<P, A extends AllocationParts, S extends AssignmentParts> {
+  /** Whether `pool` is one pool (else a map by failure domain). */
+  isPool(pool: P | Record<string, P>): pool is P;
+  /** An allocation of `pool` (an {@link IpAllocation}). */
+  allocation(
+    name: string,
+    args: Omit<IpAllocationArgs, "pool"> & { pool: P },
+    opts: pulumi.CustomResourceOptions,
+  ): A;
+  /** A placement (an {@link EgressIpAssignment}). */
+  assignment(name: string, args: EgressIpAssignmentArgs, opts: pulumi.CustomResourceOptions): S;
+}
+
+/** What {@link egressIpChildren} made, and the component's outputs from them. */
+export interface EgressIpParts<A, S> {
+  allocations: A[];
+  assignments: S[];
+  ips: pulumi.Output<string[]>;
+  hosts: pulumi.Output<string[]>;
+  publicIps: pulumi.Output<(string | undefined)[]>;
+  addresses: pulumi.Output<Record<string, FamilyAddresses>>;
+}
+
+/**
+ * The children of the EgressIp `parent`: one allocation and one placement per failure domain and
+ * family, in that order, and the component's outputs. The one definition of what an EgressIp is,
+ * whether a TypeScript program makes it or the plugin constructs it for another language.
+ * @throws IpamError INVALID_INPUT (coded in its message) for arguments no child can be made of.
+ */
+export function egressIpChildren<P, A extends AllocationParts, S extends AssignmentParts>(
+  parent: pulumi.Resource,
+  name: string,
+  args: Omit<EgressIpArgs, "pool"> & { pool: P | Record<string, P> },
+  kinds: EgressIpChildren<P, A, S>,
+): EgressIpParts<A, S> {
+  const domains = args.failureDomains ?? [""];
+  if (new Set(domains).size !== domains.length) {
+    throw refusal(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
+  }
+  if (args.ips && args.ips.length !== domains.length) {
+    throw refusal(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
+  }
+  if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
+    throw refusal(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
+  }
+  if (args.adopt && !args.ips && args.namespace === undefined) {
+    throw refusal(
+      `EgressIp "${name}": adopt takes over the addresses a namespace has: set namespace, or give ips`,
+    );
+  }
+  const families = familiesOf(name, args);
+  const child = (domain: string, family: number) =>
+    `${domain === "" ? name : `${name}-${domain}`}${family === 0 ? "" : "-ipv6"}`;
+  const onePool = kinds.isPool(args.pool);
+  const poolFor = (domain: string): P => {
+    if (kinds.isPool(args.pool)) return args.pool;
+    const pool = args.pool[domain];
+    if (!pool) throw refusal(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
+    return pool;
+  };
+  const slots = domains.flatMap((domain, i) => families.map((family, k) => ({ domain, i, family, k })));
+  const allocations = slots.map(({ domain, i, family, k }) =>
+    kinds.allocation(
+      child(domain, k),
+      // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
+      {
+        pool: poolFor(domain),
+        ip: args.ips?.[i],
+        observeWith: args.provisioner,
+        ...(family ? { family } : {}),
+        ...(args.adopt && args.ips ? { adopt: true } : {}),
+        ...(args.adopt && !args.ips
+          ? {
+              adoptFrom: {
+                namespace: args.namespace ?? "",
+                failureDomain: domain,
+                domains,
+                onlyPool: onePool,
+                ...(families[0] === undefined ? {} : { families: families as ("ipv4" | "ipv6")[] }),
+              },
+            }
+          : {}),
+      },
+      { parent },
+    ),
+  );
+  const assignments = slots.map(({ domain, k }, n) => {
+    const allocation = allocations[n]!;
+    // Without families, the pool's one family: a dual-stack pool would place only its first.
+    const ip = families[0] === undefined ? oneFamily(name, allocation) : allocation.ip;
+    return kinds.assignment(
+      child(domain, k),
+      {
+        ip,
+        provisioner: args.provisioner,
+        failureDomain: domain,
+        host: args.host,
+        namespace: args.namespace,
+        ...(args.podSelector ? { podSelector: args.podSelector } : {}),
+        ...(args.adopt ? { adopt: true } : {}),
+      },
+      { parent },
+    );
+  });
+  const first = slots.flatMap((slot, n) => (slot.k === 0 ? [n] : []));
+  return {
+    allocations,
+    assignments,
+    ips: pulumi.all(first.map((n) => allocations[n]!.ip)),
+    hosts: pulumi.all(first.map((n) => assignments[n]!.host)),
+    publicIps: pulumi.all(first.map((n) => assignments[n]!.publicIp)),
+    addresses: pulumi
+      .all(assignments.map((a, n) => pulumi.all([allocations[n]!.ip, a.host])))
+      .apply((placed) => {
+        const out: Record<string, FamilyAddresses> = {};
+        placed.forEach(([ip, host], n) => {
+          if (typeof ip !== "string") return; // not known yet: a preview of a config fed by outputs
+          const family = ip.includes(":") ? "ipv6" : "ipv4";
+          (out[slots[n]!.domain] ??= {})[family] = { ip, host };
+        });
+        return out;
+      }),
+  };
+}
+
 /**
  * Egress IPs for a namespace: one address per failure domain from a pool, each placed on a host by
  * the provisioner. Addresses are planned in program order and shown at preview; placement runs in
@@ -151,87 +292,17 @@ export class EgressIp extends pulumi.ComponentResource {
 
   constructor(name: string, args: EgressIpArgs, opts?: pulumi.ComponentResourceOptions) {
     super("egress-ipam:index:EgressIp", name, {}, opts);
-    const domains = args.failureDomains ?? [""];
-    if (new Set(domains).size !== domains.length) {
-      throw refusal(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
-    }
-    if (args.ips && args.ips.length !== domains.length) {
-      throw refusal(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
-    }
-    if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
-      throw refusal(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
-    }
-    if (args.adopt && !args.ips && args.namespace === undefined) {
-      throw refusal(
-        `EgressIp "${name}": adopt takes over the addresses a namespace has: set namespace, or give ips`,
-      );
-    }
-    const families = familiesOf(name, args);
-    const child = (domain: string, family: number) =>
-      `${domain === "" ? name : `${name}-${domain}`}${family === 0 ? "" : "-ipv6"}`;
-    const poolFor = (domain: string): IpPool => {
-      if (isPool(args.pool)) return args.pool;
-      const pool = args.pool[domain];
-      if (!pool) throw refusal(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
-      return pool;
-    };
-    const slots = domains.flatMap((domain, i) => families.map((family, k) => ({ domain, i, family, k })));
-    this.allocations = slots.map(
-      ({ domain, i, family, k }) =>
-        new IpAllocation(
-          child(domain, k),
-          // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
-          {
-            pool: poolFor(domain),
-            ip: args.ips?.[i],
-            observeWith: args.provisioner,
-            ...(family ? { family } : {}),
-            ...(args.adopt && args.ips ? { adopt: true } : {}),
-            ...(args.adopt && !args.ips
-              ? {
-                  adoptFrom: {
-                    namespace: args.namespace ?? "",
-                    failureDomain: domain,
-                    domains,
-                    onlyPool: isPool(args.pool),
-                  },
-                }
-              : {}),
-          },
-          { parent: this },
-        ),
-    );
-    this.assignments = slots.map(({ domain, k }, n) => {
-      const allocation = this.allocations[n]!;
-      // Without families, the pool's one family: a dual-stack pool would place only its first.
-      const ip = families[0] === undefined ? oneFamily(name, allocation) : allocation.ip;
-      return new EgressIpAssignment(
-        child(domain, k),
-        {
-          ip,
-          provisioner: args.provisioner,
-          failureDomain: domain,
-          host: args.host,
-          namespace: args.namespace,
-          ...(args.podSelector ? { podSelector: args.podSelector } : {}),
-          ...(args.adopt ? { adopt: true } : {}),
-        },
-        { parent: this },
-      );
+    const parts = egressIpChildren(this, name, args, {
+      isPool,
+      allocation: (n, a, o) => new IpAllocation(n, a, o),
+      assignment: (n, a, o) => new EgressIpAssignment(n, a, o),
     });
-    const first = slots.flatMap((slot, n) => (slot.k === 0 ? [n] : []));
-    this.ips = pulumi.all(first.map((n) => this.allocations[n]!.ip));
-    this.hosts = pulumi.all(first.map((n) => this.assignments[n]!.host));
-    this.publicIps = pulumi.all(first.map((n) => this.assignments[n]!.publicIp));
-    this.addresses = pulumi.all(this.assignments.map((a) => pulumi.all([a.ip, a.host]))).apply((placed) => {
-      const out: Record<string, FamilyAddresses> = {};
-      placed.forEach(([ip, host], n) => {
-        if (typeof ip !== "string") return; // not known yet: a preview of a config fed by outputs
-        const family = ip.includes(":") ? "ipv6" : "ipv4";
-        (out[slots[n]!.domain] ??= {})[family] = { ip, host };
-      });
-      return out;
-    });
+    this.allocations = parts.allocations;
+    this.assignments = parts.assignments;
+    this.ips = parts.ips;
+    this.hosts = parts.hosts;
+    this.publicIps = parts.publicIps;
+    this.addresses = parts.addresses;
     this.registerOutputs({
       ips: this.ips,
       hosts: this.hosts,
@@ -241,14 +312,27 @@ export class EgressIp extends pulumi.ComponentResource {
   }
 }
 
+/** An address and the host carrying it. */
+export interface PlacedAddress {
+  /** The address. */
+  ip: string;
+  /** The host carrying it. */
+  host: string;
+}
+
 /** An EgressIp's address of each family in one failure domain, and the host carrying it. */
 export interface FamilyAddresses {
-  ipv4?: { ip: string; host: string };
-  ipv6?: { ip: string; host: string };
+  /** The IPv4 address, where the EgressIp places one. */
+  ipv4?: PlacedAddress;
+  /** The IPv6 address, where the EgressIp places one. */
+  ipv6?: PlacedAddress;
 }
 
 /** The families an EgressIp places per domain (`[undefined]`: the pool's one family). */
-function familiesOf(name: string, args: EgressIpArgs): ("ipv4" | "ipv6" | undefined)[] {
+function familiesOf(
+  name: string,
+  args: Pick<EgressIpArgs, "families" | "ips" | "adopt">,
+): ("ipv4" | "ipv6" | undefined)[] {
   const f = args.families;
   if (f === undefined) return [undefined];
   if (f !== "ipv4" && f !== "ipv6" && f !== "dual")
@@ -258,15 +342,14 @@ function familiesOf(name: string, args: EgressIpArgs): ("ipv4" | "ipv6" | undefi
     throw refusal(
       `EgressIp "${name}": ips takes one address per domain: with families "dual", leave ips out`,
     );
-  if (args.adopt)
-    throw refusal(
-      `EgressIp "${name}": adopt takes over one family's addresses: with families "dual", leave adopt out`,
-    );
   return ["ipv4", "ipv6"];
 }
 
 /** The allocation's address, refused (at preview, where it is planned) when the pool gave it one per family. */
-function oneFamily(name: string, allocation: IpAllocation): pulumi.Output<string> {
+function oneFamily(
+  name: string,
+  allocation: { ip: pulumi.Output<string>; ips: pulumi.Output<string[]> },
+): pulumi.Output<string> {
   return pulumi.all([allocation.ip, allocation.ips]).apply(([ip, ips]) => {
     if (ips && ips.length > 1)
       throw refusal(

@@ -111,6 +111,8 @@ export interface AdoptFromArgs {
   domains?: string[];
   /** This pool is the EgressIp's only pool: every address of the namespace must be in it. */
   onlyPool?: boolean;
+  /** The families the EgressIp places: an address of another family listed is its sibling allocation's. */
+  families?: ("ipv4" | "ipv6")[];
 }
 
 /** What a holder passes to its provider as its `holder` input: who it is and the pool's queue up to it. */

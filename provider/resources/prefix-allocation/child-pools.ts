@@ -2,6 +2,7 @@
 // another, the stack's pools inside it must have no holders, or those holders would be stranded
 // outside every range. Read from the stack's checkpoint, as the stack ledger reads it.
 import { entrySpan } from "../../ledger/held-entry";
+import { ownKind } from "../../core/resource-types";
 import { poolRecords } from "../../ledger/stack/allocation-record";
 import type { CheckpointResource } from "../../ledger/stack/stack-checkpoint";
 
@@ -23,7 +24,7 @@ export function childPoolHolders(
   };
   const out: string[] = [];
   for (const r of resources) {
-    if (!r.type.endsWith("egress-ipam:IpPool") || r.delete) continue;
+    if (ownKind(r.type) !== "IpPool" || r.delete) continue;
     const poolId = r.outputs?.poolId;
     const sets = r.outputs?.rangeSets as { subnet?: string }[][] | undefined;
     if (typeof poolId !== "string" || poolId === ownPool || !Array.isArray(sets)) continue;

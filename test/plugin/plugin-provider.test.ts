@@ -1,0 +1,94 @@
+import { describe, expect, it } from "vitest";
+import { EgressIpamProvider } from "../../provider/plugin/plugin-provider";
+import type { Props, ProviderImpl } from "../../provider/resources/provider-props";
+
+const sig = "4dabf18193072939515e22adb298388d";
+const ref = (urn: string) => ({ [sig]: "5cf8f73096256a8f31e491e813e4eb8e", urn, id: "", packageVersion: "" });
+const secret = (value: unknown) => ({ [sig]: "1b47061264138c4ac30d75fd1eb44270", value });
+const urn = (kind: string, name: string) => `urn:pulumi:dev::proj::egress-ipam:index:${kind}::${name}`;
+
+/** A provider table that records what each kind's check was given and returns it as its inputs. */
+function recording() {
+  const seen: Record<string, Props[]> = {};
+  const impl = (kind: string): ProviderImpl => ({
+    check: async (_olds, news) => {
+      (seen[kind] ??= []).push(news);
+      return { inputs: { ...news, planned: true } };
+    },
+    diff: async () => ({}),
+    create: async (inputs) => ({ id: "x", outs: inputs }),
+    read: async (id, props) => ({ id, props }),
+    update: async (_id, _olds, news) => ({ outs: news }),
+    delete: async () => undefined,
+  });
+  return { seen, provider: new EgressIpamProvider("0.1.0", "{}", impl) };
+}
+
+describe("the plugin's check turns what the engine sends into what the package's providers take", () => {
+  it("gives a holder its pool's settings, its stack and its URN; keeps the ledger's kubeconfig secret", async () => {
+    const { seen, provider } = recording();
+    const ledger = { kind: "kubernetes", name: "p", namespace: "n", kubeconfig: secret("apiVersion: v1") };
+    await provider.check(urn("IpPool", "pool"), {}, { ranges: [{ subnet: "10.0.0.0/24" }], ledger });
+    const result = await provider.check(urn("IpAllocation", "web"), {}, { pool: ref(urn("IpPool", "pool")) });
+    expect(seen.IpPool?.[0]).toMatchObject({ stack: "organization/proj/dev", poolId: urn("IpPool", "pool") });
+    expect(seen.IpAllocation?.[0]).toMatchObject({
+      holder: { stack: "organization/proj/dev", owner: urn("IpAllocation", "web") },
+      pool: {
+        ranges: [{ subnet: "10.0.0.0/24" }],
+        id: urn("IpPool", "pool"),
+        ledger: { kubeconfig: "apiVersion: v1" },
+      },
+    });
+    expect((result.inputs as Props).pool.ledger.kubeconfig).toEqual(secret("apiVersion: v1"));
+  });
+
+  it.each([
+    [
+      "a pool that is not a reference",
+      { pool: "urn:x" },
+      "pool",
+      /\[INVALID_INPUT\] give pool as a reference/,
+    ],
+    ["no pool", {}, "pool", /\[INVALID_INPUT\] give pool as a reference/],
+    [
+      "a pool another provider checked",
+      { pool: ref(urn("IpPool", "other")) },
+      "pool",
+      /\[INVALID_CONFIG\] pool .*::other was not checked by the provider that serves .*::web: a pool and its holders must use the same egress-ipam provider/,
+    ],
+  ])("refuses %s, naming the property", async (_name, news, property, reason) => {
+    const { seen, provider } = recording();
+    const result = await provider.check(urn("IpAllocation", "web"), {}, news);
+    expect(result.failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
+    expect(seen.IpAllocation).toBeUndefined();
+  });
+
+  it("refuses a second new holder nothing orders on after, and lets an existing one be", async () => {
+    const { provider } = recording();
+    await provider.check(urn("IpPool", "pool"), {}, { ranges: [{ subnet: "10.0.0.0/24" }] });
+    const pool = ref(urn("IpPool", "pool"));
+    expect((await provider.check(urn("IpAllocation", "a"), {}, { pool })).failures).toEqual([]);
+    const existing = {
+      poolId: urn("IpPool", "pool"),
+      owner: urn("IpAllocation", "b"),
+      ips: ["10.0.0.9"],
+      seq: 1,
+    };
+    expect((await provider.check(urn("IpAllocation", "b"), existing, { pool })).failures).toEqual([]);
+    const c = await provider.check(urn("IpAllocation", "c"), {}, { pool });
+    expect(c.failures).toEqual([
+      { property: "after", reason: expect.stringMatching(/c and a both take a new address/) },
+    ]);
+    expect(
+      (await provider.check(urn("IpAllocation", "d"), {}, { pool, after: ref(urn("IpAllocation", "a")) }))
+        .failures,
+    ).toEqual([]);
+  });
+
+  it("refuses a type it does not serve", async () => {
+    const { provider } = recording();
+    await expect(provider.check("urn:pulumi:dev::proj::egress-ipam:testing:Echo::e", {}, {})).rejects.toThrow(
+      /serves no resource type egress-ipam:testing:Echo/,
+    );
+  });
+});
