@@ -13,6 +13,7 @@ import type { PoolOwner, StackUsage } from "./quota-usage";
 import type { PoolQuotas } from "../ledger/quota-rules";
 import { stackPools } from "./stack-pools";
 import { deploymentAt, type SnapshotResource, type StackSnapshot } from "./stack-snapshot";
+import { ownKind } from "../core/resource-types";
 
 /** What a shared pool's ledger says, for one stack's report or check. */
 export interface SharedView {
@@ -108,7 +109,7 @@ function publicIps(snapshot: StackSnapshot): Map<string, string> {
   const out = new Map<string, string>();
   for (const r of snapshot.resources) {
     const { ip, publicIp } = (r.outputs ?? {}) as { ip?: unknown; publicIp?: unknown };
-    if (!r.type.endsWith("egress-ipam:EgressIpAssignment") || r.delete) continue;
+    if (ownKind(r.type) !== "EgressIpAssignment" || r.delete) continue;
     if (typeof ip === "string" && typeof publicIp === "string" && !out.has(ip)) out.set(ip, publicIp);
   }
   return out;

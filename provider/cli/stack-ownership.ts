@@ -1,15 +1,15 @@
 import { ownerTagValue } from "../provisioners/aws/aws-provisioner";
 import type { EgressIPProvisioner, Placement } from "../provisioners/egress-ip-provisioner";
 import type { StackSnapshot } from "./stack-snapshot";
+import { dynamicTypePrefix, ownKind, pluginTypePrefix } from "../core/resource-types";
 
 // Which of the addresses `check` sees on hosts are this stack's, by the owner records the
 // provisioners write next to them: only those are ever reported leaked (with a removal command);
 // every other address is in use by others, whoever they are.
 
-/** The type prefix of this package's providers' resources in a checkpoint. */
-const ownTypes = "pulumi-nodejs:dynamic/egress-ipam:";
 const egressIpType = "egress-ipam:index:EgressIp";
-const assignmentType = `${ownTypes}EgressIpAssignment`;
+/** An EgressIp's assignments are dynamic resources in a TypeScript program, the plugin's in any other. */
+const assignmentTypes = [dynamicTypePrefix, pluginTypePrefix].map((p) => `${p}EgressIpAssignment`);
 
 /** The stack as owner records name it, read from its state. */
 export interface StackOwnership {
@@ -35,7 +35,7 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   const all = [...snapshot.resources, ...snapshot.pendingCreates];
   const identities = new Set<string>();
   for (const r of all) {
-    if (!r.type.startsWith(ownTypes)) continue;
+    if (ownKind(r.type) === undefined) continue;
     for (const props of [r.outputs, r.inputs]) {
       if (typeof props?.stackId === "string" && props.stackId !== "") identities.add(props.stackId);
       if (typeof props?.ownerId === "string" && props.ownerId.includes(" "))
@@ -47,17 +47,19 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   const ownerIds = new Set<string>();
   for (const r of all) {
     for (const props of [r.outputs, r.inputs])
-      if (r.type.startsWith(ownTypes) && typeof props?.ownerId === "string") ownerIds.add(props.ownerId);
+      if (ownKind(r.type) !== undefined && typeof props?.ownerId === "string") ownerIds.add(props.ownerId);
   }
   const domains = new Set<string>();
   for (const r of all) {
-    if (r.type !== assignmentType) continue;
+    if (ownKind(r.type) !== "EgressIpAssignment") continue;
     const d = r.inputs?.failureDomain ?? r.outputs?.failureDomain;
     if (typeof d === "string") domains.add(d);
   }
   for (const r of all) {
     if (r.type !== egressIpType) continue;
-    for (const d of domains) urns.add(childUrn(r.urn, assignmentType, d));
+    for (const d of domains)
+      for (const type of assignmentTypes)
+        for (const suffix of ["", "-ipv6"]) urns.add(childUrn(r.urn, type, d, suffix));
   }
   let hashes: Set<string> | undefined;
   const hashed = () =>
@@ -75,10 +77,13 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   };
 }
 
-/** The URN of the child of `parent` of type `type` named as an EgressIp names its assignment in `domain`. */
-function childUrn(parent: string, type: string, domain: string): string {
+/**
+ * The URN of the child of `parent` of type `type` named as an EgressIp names its assignment in
+ * `domain` (`suffix` "-ipv6" for its IPv6 one).
+ */
+function childUrn(parent: string, type: string, domain: string, suffix: string): string {
   const parts = parent.split("::");
   const [head, project, parentType] = parts;
   const name = parts.slice(3).join("::");
-  return `${head}::${project}::${parentType}$${type}::${domain === "" ? name : `${name}-${domain}`}`;
+  return `${head}::${project}::${parentType}$${type}::${domain === "" ? name : `${name}-${domain}`}${suffix}`;
 }

@@ -66,6 +66,24 @@ describe("stackOwnership", () => {
       "hashed",
       false,
     ],
+    [
+      "hashed: the IPv6 assignment of a dual-stack EgressIp, dropped from state",
+      at([ownerTagValue(`${id} ${assignment("b")}-ipv6`)]),
+      "hashed",
+      true,
+    ],
+    [
+      "hashed: a plugin EgressIp's assignment (another language), dropped from state",
+      at([ownerTagValue(`${id} ${base}$egress-ipam:index:EgressIpAssignment::team-b-us-east-1a`)]),
+      "hashed",
+      true,
+    ],
+    [
+      "hashed: a child of an EgressIp the state does not have",
+      at([ownerTagValue(`${id} ${base}$egress-ipam:index:EgressIpAssignment::team-z-us-east-1a`)]),
+      "hashed",
+      false,
+    ],
     ["hashed: untagged (a VPC CNI pod IP)", at(), "hashed", false],
   ])("%s", (_name, p, style, expected) => expect(ours.isOurs(p, style)).toBe(expected));
 });
