@@ -2,8 +2,10 @@ import { defineConfig } from "vitest/config";
 
 // End-to-end tests that need what scripts/setup-kube.sh and scripts/setup-examples.sh build (the
 // Kubernetes test cluster; the language host and plugins of example projects run with plain
-// `pulumi up`) are the `cluster` project's; scripts/test.sh runs the others while those build.
-const needsClusterBuilds = ["test/**/*.cluster.test.ts", "test/e2e/example*.test.ts"];
+// `pulumi up`) are the `cluster` and `examples` projects'; scripts/test.sh runs the others while
+// those build, and `cluster` while the examples' Kubernetes provider plugin builds.
+const examples = ["test/e2e/example*.test.ts"];
+const needsClusterBuilds = ["test/**/*.cluster.test.ts", ...examples];
 
 export default defineConfig({
   test: {
@@ -36,6 +38,19 @@ export default defineConfig({
           name: "cluster",
           // *.cluster.test.ts: tests against the real kube-apiserver the global setup starts.
           include: needsClusterBuilds,
+          exclude: examples,
+          globalSetup: ["test/support/global-setup.ts"],
+          pool: "forks",
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
+          // The example projects, run with plain `pulumi up` in their folders (some with
+          // @pulumi/kubernetes, whose provider plugin is the last of the builds).
+          name: "examples",
+          include: examples,
           globalSetup: ["test/support/global-setup.ts"],
           pool: "forks",
           testTimeout: 180_000,

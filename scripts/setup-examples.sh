@@ -4,6 +4,7 @@
 # Pulumi CLI, where the engine looks for it) and the Kubernetes provider plugin for
 # @pulumi/kubernetes (pulumi-resource-kubernetes). Only the example tests need them, so `npm run
 # demo` never waits for this. Idempotent: a binary present at its version is not built again.
+# --host stops after the language host (scripts/test.sh runs the cluster tests while the plugin builds).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 tools="$root/.tools"
@@ -28,6 +29,7 @@ if [ ! -x "$lh" ]; then
 fi
 # Next to the CLI the engine treats it as bundled (no "using pulumi-language-nodejs from \$PATH" warning).
 ln -sf "$lh" "$cli_dir/pulumi-language-nodejs"
+[ "${1:-}" = "--host" ] && exit 0
 
 # 2. pulumi-resource-kubernetes, stamped with the version of the npm @pulumi/kubernetes the examples
 # depend on (toolchain/pulumi-kubernetes/plugin-version), so the engine finds the plugin it asks for.

@@ -4,7 +4,8 @@
 # YAML, Python and Go language hosts with pulumi-codegen (tens of minutes of Go builds from empty
 # caches) build in the background, at low priority, while the checks, the unit tests and the
 # end-to-end tests that need none of them run; the `cluster` vitest project (its global setup
-# starts and stops the test cluster) runs once they are built.
+# starts and stops the test cluster) runs once all but the examples' Kubernetes provider plugin are
+# built, while that one builds, and the `examples` project once it is.
 # With arguments (`npm test -- test/allocator`), everything is built first and vitest gets them.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,9 +16,13 @@ export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 
 builds_log="$root/.tools/cluster-builds.log"
+# Written by the builds once everything but the Kubernetes provider plugin is built.
+cluster_ready="$root/.tools/cluster-builds.ready"
+rm -f "$cluster_ready"
 # In a session of its own, so its process group (the Go builds under it) can be stopped together.
-setsid nice -n 10 bash -c 'bash scripts/setup-kube.sh && bash scripts/setup-examples.sh &&
-  bash scripts/setup-languages.sh' >"$builds_log" 2>&1 &
+setsid nice -n 10 bash -c 'bash scripts/setup-kube.sh && bash scripts/setup-examples.sh --host &&
+  bash scripts/setup-languages.sh && touch "$0" && bash scripts/setup-examples.sh' \
+  "$cluster_ready" >"$builds_log" 2>&1 &
 builds=$!
 # Stopped by its recorded PID if this script ends first (a failed check): never left building.
 trap 'kill -- "-$builds" 2>/dev/null || true' EXIT
@@ -29,6 +34,14 @@ wait_for_builds() {
     exit 1
   fi
   trap - EXIT
+}
+# Until all but the Kubernetes provider plugin are built (polled: the builds go on after that).
+wait_for_cluster_builds() {
+  echo "== waiting for the test cluster builds (log: $builds_log)" >&2
+  while [ ! -e "$cluster_ready" ]; do
+    if ! kill -0 "$builds" 2>/dev/null; then wait_for_builds; return; fi
+    sleep 2
+  done
 }
 
 if [ "$#" -gt 0 ]; then
@@ -47,6 +60,9 @@ node scripts/check-import-graph.mjs
 node scripts/plugin-schema.mjs --check
 echo "== unit tests, and end-to-end tests without the cluster" >&2
 vitest run --project unit --project e2e
-wait_for_builds
-echo "== end-to-end tests with the test cluster and the example projects" >&2
+wait_for_cluster_builds
+echo "== end-to-end tests with the test cluster" >&2
 vitest run --project cluster
+wait_for_builds
+echo "== the example projects" >&2
+vitest run --project examples
