@@ -167,7 +167,7 @@ export interface EgressIPProvisioner {
    */
   namespaceAddresses?(namespace: string, signal?: AbortSignal): Promise<NamespaceAddress[]>;
   /**
-   * Optional, read only, asked at every `check`: refuses settings that this assignment's address
+   * Optional, read only, asked at every `check` before a host is chosen: refuses settings that this assignment's address
    * `ip` cannot share with the others writing the same objects or serving the same pods (cilium: a
    * selection's policy has one set of destinations, so two EgressIps asking it for different ones
    * would rewrite each other's at every up; ovn, cilium, antrea: pod selections of one namespace

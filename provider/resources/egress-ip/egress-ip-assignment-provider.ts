@@ -170,6 +170,20 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   // Before any call: the provisioner's context must still point at the cluster the address is on.
   const elsewhere = pinProvisionerCluster(olds, news, provisioner, whatOf({ ...news, ip }));
   if (elsewhere) return { inputs: news, failures: [elsewhere] };
+  // What the address may not share (another EgressIp's pods, the other family of Antrea's Pods) is
+  // the program's to change, whatever room the hosts have: refused before a host is chosen, so the
+  // refusal does not hang on which of two new assignments the engine checks first.
+  if (provisioner.refuseShared) {
+    try {
+      await provisioner.refuseShared(
+        holderName(String(news.owner), news.failureDomain),
+        String(ip),
+        callSignal(),
+      );
+    } catch (e) {
+      return { inputs: news, failures: [failureOf("provisioner", e, "PROVISIONER_FAILED")] };
+    }
+  }
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
   let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);
   try {
@@ -195,17 +209,6 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     // A kubeconfig problem (unknown context, no kubeconfig) is the provisioner's, not the domain's.
     const property = isIpamError(e, "INVALID_CONFIG") ? "provisioner.context" : "failureDomain";
     return { inputs: news, failures: [failureOf(property, e, "PROVISIONER_FAILED")] };
-  }
-  if (provisioner.refuseShared) {
-    try {
-      await provisioner.refuseShared(
-        holderName(String(news.owner), news.failureDomain),
-        String(ip),
-        callSignal(),
-      );
-    } catch (e) {
-      return { inputs: news, failures: [failureOf("provisioner", e, "PROVISIONER_FAILED")] };
-    }
   }
   // The public address where it is known before placement (an adopted Elastic IP), so preview
   // shows it; an adopted allocation that cannot be had is refused here, before anything changes.
