@@ -167,12 +167,13 @@ export interface EgressIPProvisioner {
    */
   namespaceAddresses?(namespace: string, signal?: AbortSignal): Promise<NamespaceAddress[]>;
   /**
-   * Optional, read only, asked at every `check` before a host is chosen: refuses settings that this assignment's address
-   * `ip` cannot share with the others writing the same objects or serving the same pods (cilium: a
-   * selection's policy has one set of destinations, so two EgressIps asking it for different ones
-   * would rewrite each other's at every up; ovn, cilium, antrea: pod selections of one namespace
-   * that can take the same pod, in the cluster or asked by another EgressIp of the deployment), or
-   * that its platform cannot give `ip` (antrea: an IPv4 and an IPv6 Egress for the same pods).
+   * Optional, read only, asked at every `check` before a host is chosen: refuses settings that this
+   * assignment's address `ip` cannot share with the others writing the same objects or serving the
+   * same pods (cilium: a selection's policy has one set of destinations, so two EgressIps asking it
+   * for different ones would rewrite each other's at every up; ovn, cilium, antrea: pod selections
+   * of one namespace that can take the same pod, in the cluster or asked by another EgressIp of the
+   * deployment), or that its platform cannot give `ip` (antrea: an IPv4 and an IPv6 Egress for the
+   * same pods).
    * `holder` names the assignment's resource in messages (`EgressIp team-a`).
    * @throws IpamError SCOPE_CONFLICT (INVALID_INPUT for what `ip` cannot have) naming both sides and what to do.
    */
