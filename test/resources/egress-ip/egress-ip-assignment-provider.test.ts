@@ -1,6 +1,7 @@
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import type { EgressIPProvisioner } from "../../../provider/provisioners";
 import { fakeProvisioner } from "../../support/fake-provisioners";
+import { IpamError } from "../../../provider/core/ipam-error";
 import { egressIpAssignmentProvider as provider } from "../../../provider/resources/egress-ip/egress-ip-assignment-provider";
 
 vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
@@ -21,7 +22,11 @@ const hosts = new Map<string, Set<string>>();
 const calls: string[] = [];
 let failNextAdd: Error | undefined;
 let failNextCheck: Error | undefined;
+let refusal: Error | undefined;
 const fake: EgressIPProvisioner = {
+  async refuseShared() {
+    if (refusal) throw refusal;
+  },
   async findHostForNewIP(domain) {
     const candidates = [...hosts.keys()].filter((h) => h.startsWith(`${domain}/`));
     if (candidates.length === 0) throw new Error(`no host in failure domain "${domain}"`);
@@ -76,6 +81,7 @@ beforeEach(() => {
   for (const h of ["zone-a/n1", "zone-a/n2", "zone-b/n3"]) hosts.set(h, new Set());
   hosts.get("zone-a/n1")!.add("10.0.8.99");
   calls.length = 0;
+  refusal = undefined;
 });
 
 describe("EgressIpAssignment provider", () => {
@@ -106,6 +112,14 @@ describe("EgressIpAssignment provider", () => {
     );
     expect(secret.failures?.[0]).toMatchObject({ property: "provisioner.awsSecretAccessKey" });
     expect(secret.failures?.[0]?.reason).toMatch(/credential/);
+  });
+
+  it("refuses what the address cannot share before it chooses a host, so a full domain does not hide it", async () => {
+    refusal = new IpamError("SCOPE_CONFLICT", "EgressIp x gives 10.0.8.10 to the Pods EgressIp y serves");
+    const { failures } = await provider.check({}, inputs({ failureDomain: "zone-z" }));
+    expect(failures).toHaveLength(1);
+    expect(failures?.[0]).toMatchObject({ property: "provisioner", code: "SCOPE_CONFLICT" });
+    expect(failures?.[0]?.reason).toContain("EgressIp y serves");
   });
 
   it.each([
