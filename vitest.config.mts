@@ -41,6 +41,10 @@ export default defineConfig({
           exclude: examples,
           globalSetup: ["test/support/global-setup.ts"],
           pool: "forks",
+          // Two files at once on the shared cluster (each works in namespaces, Nodes and subnets of
+          // its own): most of their time is spent waiting on the engine and the API server, and
+          // vitest's default, one fewer than the cores, is one file at a time on 2 cores.
+          maxWorkers: 2,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },
