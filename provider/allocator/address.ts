@@ -109,6 +109,16 @@ export function addressFamily(text: string): AddressFamily {
   return parseAddress(text).family;
 }
 
+/**
+ * The family of a canonical address or block (`10.0.0.1`, `fd00::/64`), as programs name it: IPv6
+ * exactly when it has a colon. It does not check `text`: it is for values already made canonical
+ * (an IPv4-mapped address is IPv4 only then), and for blocks, which {@link addressFamily} does not
+ * parse.
+ */
+export function familyOfText(text: string): "ipv4" | "ipv6" {
+  return text.includes(":") ? "ipv6" : "ipv4";
+}
+
 /** Parses a strict dotted quad between `from` and `to`; returns its 32-bit value as a number. */
 function parseV4(s: string, from: number, to: number): number | undefined {
   let result = 0;

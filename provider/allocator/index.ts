@@ -7,7 +7,7 @@
  * @packageDocumentation
  */
 export { IpamError, isIpamError, type IpamErrorCode } from "../core/ipam-error";
-export { addressFamily, canonicalAddress, type AddressFamily } from "./address";
+export { addressFamily, canonicalAddress, familyOfText, type AddressFamily } from "./address";
 export { canonicalCidr, prefixContains } from "./prefix";
 export { IntervalSet, type ReadonlyIntervalSet } from "./interval-set";
 export { AddressSet, type ReadonlyAddressSet } from "./address-set";

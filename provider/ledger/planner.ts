@@ -1,4 +1,4 @@
-import type { AddressSet } from "../allocator";
+import { familyOfText, type AddressSet } from "../allocator";
 import { IpamError } from "../core/ipam-error";
 import { anyTaken, describeEntry, freeEntry, isBlock, takeEntry } from "./held-entry";
 import type { Plan, PlanRequest } from "./ledger";
@@ -47,9 +47,7 @@ export function heldPlan(req: PlanRequest, all: readonly Held[]): Plan | undefin
   // An automatic plan is held only in the shape asked for: addresses, or blocks of the length asked,
   // of the family asked.
   const shaped = req.requested ? all : all.filter((h) => entryLength(h.ip) === req.prefixLength);
-  const held = req.family
-    ? shaped.filter((h) => (h.ip.includes(":") ? "ipv6" : "ipv4") === req.family)
-    : shaped;
+  const held = req.family ? shaped.filter((h) => familyOfText(h.ip) === req.family) : shaped;
   const ips = [...held].sort((a, b) => a.seq - b.seq).map((h) => h.ip);
   if (req.requested)
     return req.requested.every((ip) => ips.includes(ip)) ? { ips: [...req.requested], seq: 0 } : undefined;

@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { addressFamily, canonicalAddress, canonicalCidr, IpamError } from "../../provider/allocator";
+import {
+  addressFamily,
+  canonicalAddress,
+  canonicalCidr,
+  familyOfText,
+  IpamError,
+} from "../../provider/allocator";
 
 describe("canonicalAddress", () => {
   it.each([
@@ -79,6 +85,27 @@ describe("addressFamily", () => {
     ["::", 6],
   ])("%s is IPv%i", (ip, family) => {
     expect(addressFamily(ip)).toBe(family);
+  });
+});
+
+describe("familyOfText", () => {
+  it.each([
+    ["10.0.0.1", "ipv4"],
+    ["::ffff:192.168.0.1", "ipv4"],
+    ["2001:DB8::1", "ipv6"],
+    ["::", "ipv6"],
+  ])("canonical %s is %s, as addressFamily says", (ip, family) => {
+    const canonical = canonicalAddress(ip);
+    expect(familyOfText(canonical)).toBe(family);
+    expect(`ipv${addressFamily(canonical)}`).toBe(family);
+  });
+
+  it.each([
+    ["10.0.0.0/24", "ipv4"],
+    ["::ffff:10.0.0.0/120", "ipv4"],
+    ["fd00::/64", "ipv6"],
+  ])("canonical block %s is %s", (cidr, family) => {
+    expect(familyOfText(canonicalCidr(cidr))).toBe(family);
   });
 });
 

@@ -1,7 +1,7 @@
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { holderName } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
-import { canonicalAddress, IpamError, isIpamError } from "../../allocator";
+import { canonicalAddress, familyOfText, IpamError, isIpamError } from "../../allocator";
 import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
 import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
@@ -138,7 +138,7 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
       inputFailure("podSelector", "an empty podSelector selects every pod: leave it out for that"),
     );
   }
-  if ((kind === "ocp-static" || kind === "ocp-dynamic") && String(ip).includes(":")) {
+  if ((kind === "ocp-static" || kind === "ocp-dynamic") && familyOfText(String(ip)) === "ipv6") {
     failures.push(
       inputFailure(
         "ip",

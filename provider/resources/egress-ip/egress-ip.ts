@@ -1,3 +1,4 @@
+import { familyOfText } from "../../allocator/address";
 import { codedMessage, IpamError } from "../../core/ipam-error";
 import * as pulumi from "@pulumi/pulumi";
 import { withSecretKubeconfig, type ProvisionerArgs } from "../secret-kubeconfig";
@@ -260,8 +261,7 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
         const out: Record<string, FamilyAddresses> = {};
         placed.forEach(([ip, host], n) => {
           if (typeof ip !== "string") return; // not known yet: a preview of a config fed by outputs
-          const family = ip.includes(":") ? "ipv6" : "ipv4";
-          (out[slots[n]!.domain] ??= {})[family] = { ip, host };
+          (out[slots[n]!.domain] ??= {})[familyOfText(ip)] = { ip, host };
         });
         return out;
       }),

@@ -1,6 +1,6 @@
 import { failureOf, inputFailure } from "../../core/failure";
 import type * as pulumi from "@pulumi/pulumi";
-import { IpamError, type IpamErrorCode } from "../../allocator";
+import { familyOfText, IpamError, type IpamErrorCode } from "../../allocator";
 import { readRecord, recordProps } from "../../ledger/stack/allocation-record";
 import { kubeLedger } from "../../ledger/kubernetes/kube-ledger";
 import {
@@ -94,7 +94,7 @@ export async function checkNodeAllocation(
     }
   }
   const record = { pool: news.pool.id, owner: news.owner, ips: [ip], seq: 0 };
-  const bits = ip.includes(":") ? 128 : 32;
+  const bits = familyOfText(ip) === "ipv6" ? 128 : 32;
   const outputs = { ip, ...addressDetails(pool, ip), prefix: `${ip}/${bits}`, ...recordProps(record) };
   return { inputs: { ...withPoolRef(news), ...outputs } };
 }

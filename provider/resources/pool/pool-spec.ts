@@ -1,5 +1,6 @@
 import {
   canonicalAddress,
+  familyOfText,
   IpAllocator,
   MemoryStore,
   canonicalCidr,
@@ -228,7 +229,7 @@ function sortedRule(rule: PrefixLengthRule): PrefixLengthRule {
 
 /** What is wrong with a pool's block rule: `[".min", why]` pairs. */
 function prefixRuleProblems(rule: PrefixLengthRule, rangeSets: readonly RangeSet[]): [string, string][] {
-  const bits = rangeSets.some((set) => set.ranges[0]?.subnet?.includes(":")) ? 128 : 32;
+  const bits = rangeSets.some((set) => familyOfSet(set) === "ipv6") ? 128 : 32;
   const widest = widestSubnet(rangeSets);
   const out: [string, string][] = [];
   for (const key of ["min", "max", "default"] as const) {
@@ -342,8 +343,7 @@ export function addressDetails(pool: ResolvedPool, ip: string): { cidr: string; 
 }
 
 /** The family of a range set, as holders name it. */
-export const familyOfSet = (set: RangeSet): "ipv4" | "ipv6" =>
-  [...set][0]!.subnet.includes(":") ? "ipv6" : "ipv4";
+export const familyOfSet = (set: RangeSet): "ipv4" | "ipv6" => familyOfText([...set][0]!.subnet);
 
 /**
  * The part of `pool` a holder of one family plans from: its range set of that family (the whole pool
