@@ -23,10 +23,10 @@ async function until(what: string, ok: () => boolean, ms: number): Promise<numbe
 /**
  * The file backend replaces the checkpoint atomically (a temporary file renamed over it), but writes
  * its attributes sidecar (`<stack>.json.attrs`) in place: a CLI killed between the two leaves the
- * sidecar empty, and every later command fails with "failed to load checkpoint: EOF" (seen in about
- * one run of four here; reproduced by emptying the sidecar by hand). That is the engine's, not this
- * package's, and docs/operating.md tells users the same repair: delete the torn sidecar, which the
- * backend does without.
+ * sidecar empty, and every later command fails with "failed to load checkpoint: EOF" (it failed a
+ * clean-clone CI run; 0 of 7 runs since; torn-checkpoint-attributes.test.ts makes it by hand). That
+ * is the engine's, not this package's, and docs/operating.md tells users the same repair: delete the
+ * torn sidecar, which the backend does without.
  */
 function repairTornSidecar(h: Harness): void {
   const sidecar = `${h.checkpointFile}.attrs`;
