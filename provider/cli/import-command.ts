@@ -6,10 +6,14 @@ import { CliError, exitCodes } from "./cli-error";
 import { readClusterFacts } from "./import-facts";
 import { importPlan, type ImportOptions } from "./import-plan";
 import { importProgram } from "./import-program";
+import { importProgramYaml } from "./import-program-yaml";
+import type { ProgramLanguage } from "./import-text";
 
 /** Options of `pulumi-egress-ipam import`. */
 export interface ImportCommandOptions extends ImportOptions {
   context?: string;
+  /** The program's language (default `typescript`). */
+  language?: ProgramLanguage;
   out?: string;
   json?: boolean;
 }
@@ -37,7 +41,7 @@ export async function runImport(opts: ImportCommandOptions): Promise<void> {
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
   } else {
-    const program = importProgram(plan);
+    const program = opts.language === "yaml" ? importProgramYaml(plan) : importProgram(plan);
     if (opts.out === undefined) process.stdout.write(program);
     else {
       fs.writeFileSync(opts.out, program);

@@ -3,6 +3,7 @@ import { Command, CommanderError, Option } from "commander";
 import { IpamError } from "../core/ipam-error";
 import { shown } from "../core/text";
 import { CliError, commanderLine, exitCodes, failureLine } from "./cli-error";
+import { programLanguages, type ProgramLanguage } from "./import-text";
 import type { PoolUsage } from "./pool-usage";
 import { stackPools } from "./stack-pools";
 import { progressOn } from "./progress";
@@ -152,7 +153,7 @@ export function program(): Command {
     .description(
       "Read only: reads a cluster's egress IPs (the egressip-ipam-operator's EgressIPAMs and namespace " +
         "annotations, NetNamespaces, HostSubnets, EgressIP objects, CloudPrivateIPConfigs) and writes a Pulumi " +
-        "TypeScript program that adopts each where it is: a pool per CIDR, an EgressIp with adopt: true per " +
+        "program (TypeScript, or YAML) that adopts each where it is: a pool per CIDR, an EgressIp with adopt: true per " +
         "namespace, CidrAssignments where hosts carry egressCIDRs or the egress-assignable label.",
     )
     .option("--context <name>", "the kubeconfig context (default: the current one)")
@@ -172,6 +173,14 @@ export function program(): Command {
       "--zone-label <key>",
       "the Node label naming the failure domain of addresses no EgressIPAM manages (default topology.kubernetes.io/zone)",
     )
+    .addOption(
+      new Option(
+        "--language <name>",
+        "the program's language: typescript (index.ts) or yaml (a Pulumi.yaml using the egress-ipam plugin)",
+      )
+        .default("typescript")
+        .argParser(programLanguage),
+    )
     .option("-o, --out <file>", "write the program to this file (default: stdout)")
     .option("--json", "print what was found and planned as JSON instead of the program")
     .addHelpText("after", exitHelp)
@@ -182,6 +191,7 @@ export function program(): Command {
         cidr: string[];
         namespace: string[];
         zoneLabel?: string;
+        language: ProgramLanguage;
         out?: string;
         json?: boolean;
       }) => {
@@ -198,6 +208,11 @@ function seconds(value: string): number {
   if (!Number.isFinite(n) || n <= 0)
     throw new CliError(`--timeout ${shown(value)}: give a number of seconds, e.g. 60`);
   return n;
+}
+
+function programLanguage(value: string): ProgramLanguage {
+  if ((programLanguages as readonly string[]).includes(value)) return value as ProgramLanguage;
+  throw new CliError(`--language ${shown(value)}: give ${programLanguages.join(" or ")}`);
 }
 
 // Pulumi's names: letters, digits, "-", "_" and "."; a stack name has at most 100 characters. As
