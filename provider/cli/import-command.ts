@@ -6,6 +6,7 @@ import { CliError, exitCodes } from "./cli-error";
 import { readClusterFacts } from "./import-facts";
 import { importPlan, type ImportOptions } from "./import-plan";
 import { importProgram } from "./import-program";
+import { importProgramPython } from "./import-program-python";
 import { importProgramYaml } from "./import-program-yaml";
 import type { ProgramLanguage } from "./import-text";
 
@@ -41,7 +42,9 @@ export async function runImport(opts: ImportCommandOptions): Promise<void> {
   if (opts.json) {
     process.stdout.write(`${JSON.stringify(plan, null, 2)}\n`);
   } else {
-    const program = opts.language === "yaml" ? importProgramYaml(plan) : importProgram(plan);
+    const program = { typescript: importProgram, yaml: importProgramYaml, python: importProgramPython }[
+      opts.language ?? "typescript"
+    ](plan);
     if (opts.out === undefined) process.stdout.write(program);
     else {
       fs.writeFileSync(opts.out, program);

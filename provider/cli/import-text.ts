@@ -6,7 +6,7 @@ import type { ImportedEgressIp, ImportedPool, ImportedProvisioner, ImportPlan } 
 // beside each address, the pools' gateway, the provisioner's settings and the outputs' names.
 
 /** The languages `import --language` writes programs in. */
-export const programLanguages = ["typescript", "yaml"] as const;
+export const programLanguages = ["typescript", "yaml", "python"] as const;
 /** One of {@link programLanguages}. */
 export type ProgramLanguage = (typeof programLanguages)[number];
 

@@ -153,7 +153,7 @@ export function program(): Command {
     .description(
       "Read only: reads a cluster's egress IPs (the egressip-ipam-operator's EgressIPAMs and namespace " +
         "annotations, NetNamespaces, HostSubnets, EgressIP objects, CloudPrivateIPConfigs) and writes a Pulumi " +
-        "program (TypeScript, or YAML) that adopts each where it is: a pool per CIDR, an EgressIp with adopt: true per " +
+        "program (TypeScript, YAML or Python) that adopts each where it is: a pool per CIDR, an EgressIp with adopt: true per " +
         "namespace, CidrAssignments where hosts carry egressCIDRs or the egress-assignable label.",
     )
     .option("--context <name>", "the kubeconfig context (default: the current one)")
@@ -176,7 +176,7 @@ export function program(): Command {
     .addOption(
       new Option(
         "--language <name>",
-        "the program's language: typescript (index.ts) or yaml (a Pulumi.yaml using the egress-ipam plugin)",
+        "the program's language: typescript (index.ts), yaml (a Pulumi.yaml) or python (__main__.py); the last two use the egress-ipam plugin",
       )
         .default("typescript")
         .argParser(programLanguage),
@@ -212,7 +212,7 @@ function seconds(value: string): number {
 
 function programLanguage(value: string): ProgramLanguage {
   if ((programLanguages as readonly string[]).includes(value)) return value as ProgramLanguage;
-  throw new CliError(`--language ${shown(value)}: give ${programLanguages.join(" or ")}`);
+  throw new CliError(`--language ${shown(value)}: give one of ${programLanguages.join(", ")}`);
 }
 
 // Pulumi's names: letters, digits, "-", "_" and "."; a stack name has at most 100 characters. As

@@ -1,52 +1,14 @@
 import * as yaml from "js-yaml";
 import { describe, expect, it } from "vitest";
-import type { ImportPlan } from "../../provider/cli/import-plan";
 import { importProgramYaml } from "../../provider/cli/import-program-yaml";
 import schema from "../../provider/plugin/schema.json";
+import { ocpStatic, plan } from "./fixtures/imported-plan";
 
 type Program = {
   name: string;
   runtime: string;
   resources: Record<string, { type: string; properties: Record<string, unknown> }>;
   outputs?: Record<string, string>;
-};
-
-const ocpStatic = { kind: "ocp-static" as const, zoneLabel: "egress-zone", nodeSelector: { role: "egress" } };
-const plan: ImportPlan = {
-  cluster: { context: "admin@prod", server: "https://api.prod:6443" },
-  pools: [
-    { name: "egress-zone-a", subnet: "10.0.1.0/24", exclude: ["10.0.1.5"], from: "EgressIPAM egress" },
-    // A name with dots (from a CIDR) and text from the cluster with a line break in it.
-    { name: "10.0.2.0-24", subnet: "10.0.2.0/24", exclude: [], cloudReserved: "aws", from: "--cidr\nx: 1" },
-  ],
-  egressIps: [
-    {
-      name: "team-a",
-      namespace: "team-a",
-      provisioner: { ...ocpStatic, cloud: { kind: "aws", region: "us-east-1" } },
-      addresses: [
-        {
-          domain: "zone-a",
-          pool: "egress-zone-a",
-          ip: "10.0.1.1",
-          node: "n1",
-          source: "NetNamespace team-a",
-        },
-        { domain: "zone-b", pool: "10.0.2.0-24", ip: "10.0.2.1", node: "n2", source: "NetNamespace team-a" },
-      ],
-    },
-    {
-      name: "default",
-      namespace: "default",
-      provisioner: { kind: "antrea", externalIPPool: "pool-${x}" },
-      addresses: [{ domain: "zone-a", pool: "egress-zone-a", ip: "10.0.1.2", source: "Egress e" }],
-    },
-  ],
-  cidrAssignments: [
-    { name: "egress-zone-a-hosts", pool: "egress-zone-a", provisioner: { kind: "ovn" }, hosts: ["n1", "n3"] },
-  ],
-  skipped: [],
-  problems: ["10.9.9.9 of namespace lost: give --cidr"],
 };
 
 describe("import's YAML program", () => {
