@@ -12,7 +12,7 @@ import { runCli } from "../support/cli";
 import { changesOf, type Harness } from "../support/harness";
 import { testKubeconfig } from "../support/kube";
 import { operatorWorld, type OperatorWorld } from "../support/operator-world";
-import { pluginProject, pythonSdk } from "../support/plugin-project";
+import { pluginProject, pythonSdk, writeProjectFile } from "../support/plugin-project";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
 
 const net = `10.32.${1 + Math.floor(Math.random() * 250)}`;
@@ -96,6 +96,7 @@ describe("import --language yaml|python: the operator's cluster becomes a progra
       { env: { ...env, PYTHONPATH: pythonSdk(consumer()) } },
     );
     harnesses.push(h);
+    await h.project();
     expectClusterPlan(await h.preview());
   });
 
@@ -103,8 +104,13 @@ describe("import --language yaml|python: the operator's cluster becomes a progra
     const program = await importAs("yaml", "Pulumi.yaml");
     expect(program).toContain(`after: "\${${w.ns.t1}}"`);
     const before = await snapshot();
-    const h = pluginProject(consumer(), "import-yaml", { "Pulumi.yaml": program }, { env });
+    // Without the `after` it writes, the two EgressIps' new holders of one pool are refused.
+    const unordered = program.replace(/^ {6}after: .*\n/m, "");
+    const h = pluginProject(consumer(), "import-yaml", { "Pulumi.yaml": unordered }, { env });
     harnesses.push(h);
+    await h.project();
+    expect(String(await h.preview().catch((e: Error) => e))).toMatch(/INVALID_CONFIG.*nothing orders them/);
+    writeProjectFile(h, "Pulumi.yaml", program);
     expectClusterPlan(await h.preview());
     const up = await h.up();
     // The outputs are each namespace's addresses, the cluster's own.
