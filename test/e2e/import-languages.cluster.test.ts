@@ -11,9 +11,9 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli";
 import { changesOf, type Harness } from "../support/harness";
 import { testKubeconfig } from "../support/kube";
-import { operatorWorld, type OperatorWorld } from "../support/operator-world";
+import { importedCluster, type OperatorWorld } from "../support/operator-world";
 import { pluginProject, pythonSdk, writeProjectFile } from "../support/plugin-project";
-import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
+import { hostSubnetIps, netNamespaceIps, type SdnWorld } from "../support/sdn-world";
 
 const net = `10.32.${1 + Math.floor(Math.random() * 250)}`;
 const env = { KUBECONFIG: testKubeconfig() };
@@ -29,26 +29,7 @@ describe("import --language yaml|python: the operator's cluster becomes a progra
   });
 
   beforeAll(async () => {
-    w = await sdnWorld({ n1: { zone: "a", internalIP: `${net}.1` }, n2: { zone: "b" }, n3: { zone: "a" } }, [
-      "t1",
-      "t2",
-    ]);
-    op = await operatorWorld({
-      name: `ipam-${w.zone("x")}`,
-      topologyLabel: "topology.kubernetes.io/zone",
-      nodeSelector: w.selector,
-      cidrs: [
-        {
-          cidr: `${net}.0/28`,
-          labelValue: w.zone("a"),
-          reservedIPs: [`${net}.3`],
-          nodes: [w.node.n1, w.node.n3],
-        },
-        { cidr: `${net}.16/28`, labelValue: w.zone("b"), nodes: [w.node.n2] },
-      ],
-      namespaces: [w.ns.t1, w.ns.t2],
-      taken: [`${net}.1`],
-    });
+    ({ w, op } = await importedCluster(net));
   });
   afterAll(async () => {
     for (const h of harnesses) {

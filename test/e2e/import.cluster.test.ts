@@ -23,7 +23,12 @@ import {
   type MotoServer,
   type World,
 } from "../support/moto";
-import { operatorAnnotation, operatorWorld, type OperatorWorld } from "../support/operator-world";
+import {
+  importedCluster,
+  operatorAnnotation,
+  operatorWorld,
+  type OperatorWorld,
+} from "../support/operator-world";
 import { hostSubnetIps, netNamespaceIps, sdnWorld, type SdnWorld } from "../support/sdn-world";
 
 const net = `10.31.${1 + Math.floor(Math.random() * 250)}`;
@@ -50,27 +55,7 @@ describe("import: the operator's cluster becomes a program that adopts it unchan
   });
 
   beforeAll(async () => {
-    w = await sdnWorld({ n1: { zone: "a", internalIP: `${net}.1` }, n2: { zone: "b" }, n3: { zone: "a" } }, [
-      "t1",
-      "t2",
-      "idle",
-    ]);
-    op = await operatorWorld({
-      name: `ipam-${w.zone("x")}`,
-      topologyLabel: "topology.kubernetes.io/zone",
-      nodeSelector: w.selector,
-      cidrs: [
-        {
-          cidr: `${net}.0/28`,
-          labelValue: w.zone("a"),
-          reservedIPs: [`${net}.3`],
-          nodes: [w.node.n1, w.node.n3],
-        },
-        { cidr: `${net}.16/28`, labelValue: w.zone("b"), nodes: [w.node.n2] },
-      ],
-      namespaces: [w.ns.t1, w.ns.t2],
-      taken: [`${net}.1`],
-    });
+    ({ w, op } = await importedCluster(net, ["idle"]));
     // A namespace outside --namespace with an address no pool holds: a problem only when imported.
     const idle = await kube().core.readNamespace({ name: w.ns.idle });
     idle.metadata!.annotations = { [operatorAnnotation.ips]: "192.0.2.7" };

@@ -7,6 +7,7 @@
 // the fewest. The operator itself does not run here.
 import type * as k8s from "@kubernetes/client-node";
 import { kube } from "./kube";
+import { sdnWorld, type SdnWorld } from "./sdn-world";
 
 const operatorApi = "redhatcop.redhat.io/v1alpha1";
 const sdnApi = "network.openshift.io/v1";
@@ -132,4 +133,36 @@ export async function operatorWorld(options: {
         .catch(() => undefined);
     },
   };
+}
+
+/**
+ * The cluster `import` is tested on: three SDN Nodes (n1 and n3 in zone a, n2 in zone b; n1's
+ * address `<net>.1`), the operator's two /28s of `net` (`.3` reserved) and its addresses for
+ * namespaces t1 and t2, placed where it places them; `more` namespaces are made too, with none.
+ */
+export async function importedCluster<S extends string = never>(
+  net: string,
+  more: S[] = [],
+): Promise<{ w: SdnWorld<"n1" | "n2" | "n3", "t1" | "t2" | S>; op: OperatorWorld }> {
+  const w = await sdnWorld<"n1" | "n2" | "n3", "t1" | "t2" | S>(
+    { n1: { zone: "a", internalIP: `${net}.1` }, n2: { zone: "b" }, n3: { zone: "a" } },
+    ["t1", "t2", ...more],
+  );
+  const op = await operatorWorld({
+    name: `ipam-${w.zone("x")}`,
+    topologyLabel: "topology.kubernetes.io/zone",
+    nodeSelector: w.selector,
+    cidrs: [
+      {
+        cidr: `${net}.0/28`,
+        labelValue: w.zone("a"),
+        reservedIPs: [`${net}.3`],
+        nodes: [w.node.n1, w.node.n3],
+      },
+      { cidr: `${net}.16/28`, labelValue: w.zone("b"), nodes: [w.node.n2] },
+    ],
+    namespaces: [w.ns.t1, w.ns.t2],
+    taken: [`${net}.1`],
+  });
+  return { w, op };
 }
