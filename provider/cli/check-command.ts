@@ -51,6 +51,12 @@ export interface CheckResult {
   others: OtherUse[];
   /** The public address each of the stack's addresses leaves from, where it has one (aws: its Elastic IP). */
   publicAddresses: PublicAddress[];
+  /**
+   * The stack's addresses whose provisioner was not asked (skipped: its kind cannot list its hosts,
+   * or it could not be set up), in address order: nothing was compared for them, so no finding
+   * about them means nothing, and `check` exits 3.
+   */
+  unchecked: string[];
 }
 
 const isAssignment = (type: string) => ownKind(type) === "EgressIpAssignment";
@@ -77,7 +83,8 @@ function poolsOf(
 /**
  * Asks every provisioner the stack's EgressIpAssignments use what is really on its hosts, in the
  * subnets of their pools, and compares it with state. Read only. A provisioner kind without
- * `placements` (or not available in this version) is listed as skipped.
+ * `placements`, one not available in this version and one that cannot be set up (no kubeconfig,
+ * an unknown context) is listed as skipped, and its addresses as {@link CheckResult.unchecked}.
  * @throws CliError (exit 3) naming the provisioner when it cannot be asked.
  */
 export async function checkStack(
@@ -124,6 +131,7 @@ export async function checkStack(
     findings: [],
     others: [],
     publicAddresses: [],
+    unchecked: [],
   };
   for (const [key, placed] of byConfig) {
     const config = JSON.parse(key) as ProvisionerConfig;
@@ -137,6 +145,7 @@ export async function checkStack(
     } catch (e) {
       entry.skipped = errorMessage(e);
       entry.code = codeOf(e);
+      result.unchecked.push(...placed.map((p) => p.ip));
       continue;
     }
     const style = provisioner.placementOwners;
@@ -144,6 +153,7 @@ export async function checkStack(
       entry.skipped = provisioner.placements
         ? `the ${config.kind} provisioner records no owner next to its addresses`
         : `the ${config.kind} provisioner cannot list what is on its hosts`;
+      result.unchecked.push(...placed.map((p) => p.ip));
       continue;
     }
     progress.update(`asking the ${describe(config)} provisioner about ${subnets.join(", ")}`);
@@ -193,6 +203,7 @@ export async function checkStack(
     (a, b) => compareEntries(a.ip, b.ip) || a.host.localeCompare(b.host),
   );
   result.publicAddresses.sort((a, b) => compareEntries(a.ip, b.ip));
+  result.unchecked = [...new Set(result.unchecked)].sort(compareEntries);
   return result;
 }
 

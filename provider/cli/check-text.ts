@@ -10,12 +10,15 @@ const headings = {
   unassociated: "on its host, not leaving from the public address its settings give it",
 } as const;
 
-/** The terminal report of `check`: what was asked, then each finding with the commands that fix it. */
+/**
+ * The terminal report of `check`: what was asked, then each finding with the commands that fix it,
+ * and a last line that never says "no drift" while some address was not checked.
+ */
 export function checkText(result: CheckResult, style: Style): string {
   const out: string[] = [];
   for (const p of result.provisioners) {
     const what = p.skipped
-      ? `skipped: ${p.code ? codedMessage(p.code, p.skipped) : p.skipped}`
+      ? `not checked: ${p.code ? codedMessage(p.code, p.skipped) : p.skipped}`
       : `${p.seen} address${p.seen === 1 ? "" : "es"} on hosts in ${p.subnets.join(", ")}`;
     out.push(terminalSafe(`provisioner ${describe(p.provisioner)}: ${what}`));
   }
@@ -60,12 +63,23 @@ export function checkText(result: CheckResult, style: Style): string {
     const by = o.recordedFor ? `  (recorded for ${o.recordedFor.join(", ")})` : "";
     out.push(terminalSafe(`  ${o.ip}  on ${o.host}${by}`));
   }
-  const n = result.findings.length;
-  out.push(
-    "",
-    n === 0
-      ? "no drift: the hosts carry what state says"
-      : `${n} finding${n === 1 ? "" : "s"}: run the fix commands above`,
-  );
+  out.push("", terminalSafe(summary(result)));
   return out.join("\n");
+}
+
+/** The last line: the findings, and what was not checked (so "no drift" only when everything was). */
+function summary(result: CheckResult): string {
+  const n = result.findings.length;
+  const found = `${n} finding${n === 1 ? "" : "s"}: run the fix commands above`;
+  const u = result.unchecked.length;
+  if (u === 0) return n === 0 ? "no drift: the hosts carry what state says" : found;
+  const skipped = result.provisioners
+    .filter((p) => p.skipped !== undefined)
+    .map((p) => describe(p.provisioner));
+  const notChecked =
+    `not checked: ${u} address${u === 1 ? "" : "es"} of provisioner${skipped.length === 1 ? "" : "s"} ` +
+    `${skipped.join(", ")} (see above)`;
+  if (n > 0) return `${found}; ${notChecked}`;
+  const asked = result.provisioners.some((p) => p.skipped === undefined);
+  return `${notChecked}; ${asked ? "the hosts that were asked carry what state says" : "nothing was compared with the hosts"}`;
 }

@@ -5,13 +5,17 @@ import { terminalSafe } from "../core/text";
  * Exit codes of `pulumi-egress-ipam`, for CI. Listed in `--help`; changing one breaks users' scripts.
  */
 export const exitCodes = {
-  /** Done; `check` found no drift. */
+  /** Done; `check` asked every provisioner and found no drift. */
   ok: 0,
   /** `check` found leaked, missing or misplaced addresses. */
   drift: 1,
   /** A usage or user error: bad option, unknown stack, unreadable checkpoint. */
   usage: 2,
-  /** A provisioner or a shared pool's ledger could not be asked (endpoint unreachable, credentials refused). */
+  /**
+   * Not checked: a provisioner or a shared pool's ledger could not be asked (no kubeconfig or
+   * context, endpoint unreachable, credentials refused), or its kind cannot list its hosts. Wins
+   * over `drift`: `check` still prints what it asked, findings included.
+   */
   unreachable: 3,
 } as const;
 

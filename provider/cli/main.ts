@@ -13,10 +13,12 @@ import { styleFor } from "./style";
 
 const exitHelp = `
 Exit codes:
-  0  done; check found no drift
+  0  done; check asked every provisioner and found no drift
   1  check found leaked, missing or misplaced addresses; import left out something it lists
   2  usage or user error (bad option, unknown stack, unreadable checkpoint)
-  3  a provisioner or a shared pool's ledger could not be asked (endpoint unreachable, credentials refused)
+  3  not checked: a provisioner or a shared pool's ledger could not be asked (no kubeconfig or
+     context, endpoint unreachable, credentials refused), or its kind cannot list its hosts (none);
+     wins over 1: what check did ask is still printed, drift included
 
 The stack is read with \`pulumi stack export\`: pulumi must be on PATH (or named by
 PULUMI_EGRESS_IPAM_CLI), with the backend and credentials of the stack (PULUMI_BACKEND_URL, ...).
@@ -146,7 +148,9 @@ export function program(): Command {
         ? JSON.stringify({ ...result, drift: result.findings.length > 0 }, null, 2)
         : checkText(result, styleFor(process.stdout));
       process.stdout.write(`${text}\n`);
-      if (result.findings.length > 0) process.exitCode = exitCodes.drift;
+      // What was not asked may hide anything: "not checked" wins over the drift found elsewhere.
+      if (result.unchecked.length > 0) process.exitCode = exitCodes.unreachable;
+      else if (result.findings.length > 0) process.exitCode = exitCodes.drift;
     });
   cli
     .command("import")

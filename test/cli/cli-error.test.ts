@@ -117,11 +117,14 @@ describe("check --json", () => {
     expect(result.provisioners).toEqual([
       expect.objectContaining({ skipped: expect.stringMatching(/gcp/), code: "INVALID_CONFIG" }),
     ]);
+    // Its addresses were compared with nothing: check exits 3 (not checked) for them.
+    expect(result.unchecked).toEqual(["10.0.0.5"]);
     // A provisioner skipped by design (it cannot list its hosts) is no error: no code.
     const none = structuredClone(snapshot);
     none.resources[0]!.outputs.provisioner = { kind: "none", hosts: { a: ["h1"] } } as never;
     const skipped = (await checkStack(none, progress)).provisioners[0]!;
     expect(skipped.skipped).toMatch(/cannot list|records no owner/);
     expect(skipped.code).toBeUndefined();
+    expect((await checkStack(none, progress)).unchecked).toEqual(["10.0.0.5"]);
   });
 });
