@@ -3,6 +3,7 @@ import { clusterSettingProblem } from "../../kube/cluster-identity";
 import { kubeconfigSettingProblem } from "../../kube/kube-config";
 import { shown } from "../../core/text";
 import { canonicalCidr } from "../../allocator/prefix";
+import { isLabelKey, isLabelValue } from "./label-syntax";
 
 const isCidr = (text: string) => {
   try {
@@ -121,22 +122,6 @@ export const kubeKinds = ["ocp-static", "ocp-dynamic", "ovn", "antrea", "cilium"
 /** The zone label used when `zoneLabel` is not given. */
 export const defaultZoneLabel = "topology.kubernetes.io/zone";
 
-// Label keys and values as Kubernetes validates them (prefix/name, at most 63 characters a part).
-const labelName = /^([A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?)?$/;
-const labelPrefix = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$/;
-
-/** True for a valid label key (`[prefix/]name`). */
-export function isLabelKey(key: string): boolean {
-  const slash = key.lastIndexOf("/");
-  const name = slash < 0 ? key : key.slice(slash + 1);
-  const prefix = slash < 0 ? undefined : key.slice(0, slash);
-  return (
-    name.length > 0 &&
-    labelName.test(name) &&
-    (prefix === undefined || (prefix.length <= 253 && labelPrefix.test(prefix)))
-  );
-}
-
 /**
  * Problems of a Kubernetes provisioner's settings, as `check` failures (`property` relative to the
  * config). `cloudProblems` checks a nested `cloud` config (the aws provisioner's own checks).
@@ -161,7 +146,7 @@ export function kubeConfigProblems(
     const sel = c.nodeSelector as Record<string, unknown>;
     const ok = sel && typeof sel === "object" && !Array.isArray(sel);
     const bad = ok
-      ? Object.entries(sel).filter(([k, v]) => !isLabelKey(k) || typeof v !== "string" || !labelName.test(v))
+      ? Object.entries(sel).filter(([k, v]) => !isLabelKey(k) || typeof v !== "string" || !isLabelValue(v))
       : [];
     if (!ok || bad.length > 0) {
       problems.push({

@@ -3,6 +3,7 @@ import { holderName } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress, familyOfText, IpamError, isIpamError } from "../../allocator";
 import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
+import { labelProblems } from "../../provisioners/kubernetes/label-syntax";
 import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { noUsableAnswer } from "../../provisioners/no-usable-answer";
@@ -137,6 +138,11 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     failures.push(
       inputFailure("podSelector", "an empty podSelector selects every pod: leave it out for that"),
     );
+  }
+  // What the API server would refuse at up, or the platform store and never match.
+  if (news.podSelector !== undefined) {
+    for (const reason of labelProblems("podSelector", news.podSelector as Record<string, unknown>))
+      failures.push(inputFailure("podSelector", reason));
   }
   if ((kind === "ocp-static" || kind === "ocp-dynamic") && familyOfText(String(ip)) === "ipv6") {
     failures.push(

@@ -58,7 +58,8 @@ export interface EgressIpArgs {
    * `egress-ipam-<namespace>-<hash>`; `cilium`: a policy of their own per family,
    * `egress-ipam-<namespace>.<hash>`; `antrea`: their Egresses' `appliedTo.podSelector`). An EgressIp
    * whose pods may overlap another's in the namespace (another stack's too, or another EgressIp of
-   * the same program) is refused at preview, naming it. Changing it replaces the placements.
+   * the same program) is refused at preview, naming it; so is a key or value that is not Kubernetes
+   * label syntax (`INVALID_INPUT`). Changing it replaces the placements.
    */
   podSelector?: pulumi.Input<Record<string, pulumi.Input<string>>>;
 }
@@ -195,8 +196,25 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
     );
   }
   const families = familiesOf(name, args);
-  const child = (domain: string, family: number) =>
-    `${domain === "" ? name : `${name}-${domain}`}${family === 0 ? "" : "-ipv6"}`;
+  // Children are named by family, not by position, so a change of `families` keeps the addresses
+  // of the families it keeps: `<name>-<domain>` for IPv4 (or the pool's one family), `-ipv6` added
+  // for an IPv6 address the program asks for by family.
+  const base = (domain: string) => (domain === "" ? name : `${name}-${domain}`);
+  const child = (domain: string, family: "ipv4" | "ipv6" | undefined) =>
+    `${base(domain)}${family === "ipv6" ? "-ipv6" : ""}`;
+  // The name the same address had under the other naming: `families: "ipv6"` and an IPv6-only
+  // pool without `families` place the same address, and stacks of 0.1 named a `families: "ipv6"`
+  // address `<name>-<domain>`. An alias is only given where no sibling has that name.
+  const formerNames = (domain: string, family: "ipv4" | "ipv6" | undefined): string[] =>
+    family === "ipv6" && families.length === 1
+      ? [base(domain)]
+      : family === undefined
+        ? [`${base(domain)}-ipv6`]
+        : [];
+  const childOpts = (domain: string, family: "ipv4" | "ipv6" | undefined): pulumi.CustomResourceOptions => {
+    const former = formerNames(domain, family);
+    return former.length === 0 ? { parent } : { parent, aliases: former.map((n) => ({ name: n })) };
+  };
   const onePool = kinds.isPool(args.pool);
   const poolFor = (domain: string): P => {
     if (kinds.isPool(args.pool)) return args.pool;
@@ -205,9 +223,9 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
     return pool;
   };
   const slots = domains.flatMap((domain, i) => families.map((family, k) => ({ domain, i, family, k })));
-  const allocations = slots.map(({ domain, i, family, k }) =>
+  const allocations = slots.map(({ domain, i, family }) =>
     kinds.allocation(
-      child(domain, k),
+      child(domain, family),
       // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
       {
         pool: poolFor(domain),
@@ -227,15 +245,15 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
             }
           : {}),
       },
-      { parent },
+      childOpts(domain, family),
     ),
   );
-  const assignments = slots.map(({ domain, k }, n) => {
+  const assignments = slots.map(({ domain, family }, n) => {
     const allocation = allocations[n]!;
     // Without families, the pool's one family: a dual-stack pool would place only its first.
     const ip = families[0] === undefined ? oneFamily(name, allocation) : allocation.ip;
     return kinds.assignment(
-      child(domain, k),
+      child(domain, family),
       {
         ip,
         provisioner: args.provisioner,
@@ -245,7 +263,7 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
         ...(args.podSelector ? { podSelector: args.podSelector } : {}),
         ...(args.adopt ? { adopt: true } : {}),
       },
-      { parent },
+      childOpts(domain, family),
     );
   });
   const first = slots.flatMap((slot, n) => (slot.k === 0 ? [n] : []));
