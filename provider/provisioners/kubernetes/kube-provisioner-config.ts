@@ -49,7 +49,10 @@ export interface KubeProvisionerSettings {
  */
 export interface OcpStaticProvisionerConfig extends KubeProvisionerSettings {
   kind: "ocp-static";
-  /** The cloud the nodes run in, whose network must carry the address too (OpenShift SDN on AWS). */
+  /**
+   * The cloud the nodes run in, whose network must carry the address too (OpenShift SDN on AWS).
+   * Its `elasticIps` is refused: nothing associates Elastic IPs on this side.
+   */
   cloud?: AwsProvisionerConfig;
 }
 
@@ -104,7 +107,10 @@ export interface CiliumProvisionerConfig extends KubeProvisionerSettings {
   destinations?: string[];
   /** Destinations that keep the normal path (`excludedCIDRs`, each family's in its policy), e.g. a peered VPC. */
   excluded?: string[];
-  /** The cloud the Nodes run in, whose network must carry the address too (EKS: AWS). */
+  /**
+   * The cloud the Nodes run in, whose network must carry the address too (EKS: AWS). Its
+   * `elasticIps` is refused: nothing associates Elastic IPs on this side.
+   */
   cloud?: AwsProvisionerConfig;
 }
 
@@ -209,6 +215,17 @@ export function kubeConfigProblems(
       });
     } else {
       problems.push(...cloudProblems(cloud).map((p) => ({ ...p, property: `cloud.${p.property}` })));
+      // The aws provisioner's own setting, which nothing on this side would act on.
+      if (cloud.elasticIps !== undefined) {
+        problems.push({
+          property: "cloud.elasticIps",
+          reason:
+            `Elastic IPs are not implemented for the cloud side of ${String(c.kind)}: nothing would associate ` +
+            `them, and the address would leave through the VPC's NAT gateway; leave elasticIps out of cloud. ` +
+            `An egress address with an Elastic IP that follows it is the aws provisioner's ` +
+            `(kind: "aws" with elasticIps, on instances it places addresses on itself)`,
+        });
+      }
     }
   }
   for (const key of Object.keys(c)) {

@@ -81,6 +81,25 @@ describe("Kubernetes provisioner configs", () => {
     [{ kind: "cilium", excluded: ["10.0.0.1/8"] }, "excluded", /not a CIDR: "10\.0\.0\.1\/8"/],
     [{ kind: "cilium", destinations: "0.0.0.0/0" }, "destinations", /list of CIDRs/],
     [{ kind: "ovn", destinations: ["0.0.0.0/0"] }, "destinations", /unknown setting of the ovn/],
+    // Nothing associates an Elastic IP on the cloud side of a Kubernetes kind (issue 54): refused,
+    // saying what gives an egress address one.
+    [
+      { kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1", elasticIps: "allocate" } },
+      "cloud.elasticIps",
+      /^Elastic IPs are not implemented for the cloud side of ocp-static: .*leave elasticIps out of cloud.*kind: "aws"/,
+    ],
+    [
+      {
+        kind: "cilium",
+        cloud: {
+          kind: "aws",
+          region: "us-east-1",
+          elasticIps: { adopt: { "10.0.1.20": "eipalloc-0abc12345" } },
+        },
+      },
+      "cloud.elasticIps",
+      /^Elastic IPs are not implemented for the cloud side of cilium: /,
+    ],
   ])("refuses %j at %s", (config, property, reason) => {
     const problems = provisionerConfigProblems(config);
     expect(problems.map((p) => p.property)).toEqual([property]);
