@@ -1,5 +1,4 @@
 import { IpamError } from "../../core/ipam-error";
-import { createHash } from "node:crypto";
 import { errorMessage } from "../../core/failure";
 import { warnOnce } from "../../core/warnings";
 import { shellCommand } from "../../core/text";
@@ -17,6 +16,7 @@ import { ec2Failure } from "./ec2-failure";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
 import { elasticIpFor, elasticIpsProblems, type AwsProvisionerConfig } from "./aws-provisioner-config";
 import { elasticIpPlacement, publicAddresses } from "./elastic-ips";
+import { ownerTagKey, ownerTagValue } from "./owner-tag";
 
 /** Tuning of the `aws` provisioner that does not belong in state (tests shorten the waits). */
 export interface AwsProvisionerOptions {
@@ -37,12 +37,7 @@ const holds = (eni: Eni, ip: string) => eni.addresses.some((a) => a.ip === ip);
 /** What an egress address is on an interface, for messages: `a secondary IP`, `an IPv6 address`. */
 const asAddress = (ip: string) => (addressFamily(ip) === 6 ? "an IPv6 address" : "a secondary IP");
 
-/** The tag on an interface that records which assignment put the secondary address `ip` there. */
-export const ownerTagKey = (ip: string): string => `egress-ipam/${ip}`;
-
-/** The value of {@link ownerTagKey} for an owner (`<stack identity> <URN>`): a hash, as tag values are short. */
-export const ownerTagValue = (owner: string): string =>
-  `sha256:${createHash("sha256").update(owner).digest("hex").slice(0, 40)}`;
+export { ownerTagKey, ownerTagValue };
 
 /** The methods that read or write the owner record (see {@link AwsProvisioner.forOwner}). */
 type OwnedMethods =
@@ -119,6 +114,7 @@ export function awsProvisioner(
     eligible: (zone, signal) => hosts.eligible(zone, signal),
     subnetCidr: async (id, signal) => (await subnetOf(id, signal)).cidrs,
     ipsPerInterface: (type, signal, family = 4) => ec2.addressesPerInterface(type, family, signal),
+    interfaceTags: (ids, signal) => ec2.interfaceTags(ids, signal),
     tagText: hosts.tagText,
     region,
   });

@@ -253,6 +253,27 @@ export class Ec2 {
     return found;
   }
 
+  /**
+   * The tag keys of each of these interfaces, as they are now (DescribeInstances leaves them out); an
+   * interface that is gone is absent from the map.
+   */
+  async interfaceTags(eniIds: string[], signal?: AbortSignal): Promise<Map<string, string[]>> {
+    const found = new Map<string, string[]>();
+    for (const ids of chunks([...new Set(eniIds)])) {
+      const Filters = [{ Name: "network-interface-id", Values: ids }];
+      const pages = await this.allPages(
+        (NextToken, abortSignal) =>
+          this.client.send(new (sdk().DescribeNetworkInterfacesCommand)({ Filters, NextToken }), {
+            abortSignal,
+          }),
+        signal,
+      );
+      for (const eni of pages.flatMap((out) => (out.NetworkInterfaces ?? []).map(standaloneEni)))
+        found.set(eni.id, Object.keys(eni.tags ?? {}));
+    }
+    return found;
+  }
+
   /** The network interfaces attached to an instance, with their addresses and tags as they are now. */
   async interfacesOf(instanceId: string, signal?: AbortSignal): Promise<Eni[]> {
     const Filters = [{ Name: "attachment.instance-id", Values: [instanceId] }];

@@ -6,11 +6,22 @@ import { describe, expect, it } from "vitest";
 import type { Ec2Instance } from "../../../provider/provisioners/aws/ec2";
 import { HostPlan, type HostPlanSource } from "../../../provider/provisioners/aws/host-plan";
 
-const subnets: Record<string, string> = { "subnet-a": "10.0.1.0/24", "subnet-x": "10.0.4.0/24" };
+const subnets: Record<string, string | string[]> = {
+  "subnet-a": "10.0.1.0/24",
+  "subnet-x": "10.0.4.0/24",
+  "subnet-d": ["10.0.2.0/24", "2600:1f18:0:2::/64"],
+};
 
-/** An instance with its primary interface in `subnet`, carrying `secondaries` and `prefixes`. */
-function instance(id: string, subnet: string, secondaries: string[] = [], type = "m5.large"): Ec2Instance {
-  const primary = `${subnets[subnet]!.split(".").slice(0, 3).join(".")}.${200 + Number(id.slice(-1))}`;
+/** An instance with its primary interface in `subnet`, carrying `secondaries` and `tags`. */
+function instance(
+  id: string,
+  subnet: string,
+  secondaries: string[] = [],
+  type = "m5.large",
+  tags: Record<string, string> = {},
+): Ec2Instance {
+  const v4 = [subnets[subnet]!].flat()[0]!;
+  const primary = `${v4.split(".").slice(0, 3).join(".")}.${200 + Number(id.slice(-1))}`;
   return {
     id,
     state: "running",
@@ -23,10 +34,14 @@ function instance(id: string, subnet: string, secondaries: string[] = [], type =
         subnetId: subnet,
         deviceIndex: 0,
         addresses: [{ ip: primary, primary: true }, ...secondaries.map((ip) => ({ ip, primary: false }))],
+        tags,
       },
     ],
   };
 }
+
+/** `n` tags that are not this package's, as other tools and people put them on an interface. */
+const otherTags = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) => [`team-${i}`, "x"]));
 
 const source = (instances: Ec2Instance[]): HostPlanSource => ({
   eligible: async () => instances,
@@ -35,6 +50,14 @@ const source = (instances: Ec2Instance[]): HostPlanSource => ({
   ipsPerInterface: async (type) => ({ "t3.micro": 2, "t3.nano": 1 })[type] ?? 10,
   tagText: " tagged role=egress",
   region: "us-east-1",
+  // DescribeInstances leaves interface tags out: the plan reads them apart, as EC2 would return them.
+  interfaceTags: async (ids) =>
+    new Map(
+      instances
+        .flatMap((i) => i.interfaces)
+        .filter((n) => ids.includes(n.id))
+        .map((n) => [n.id, Object.keys(n.tags ?? {})]),
+    ),
 });
 
 describe("HostPlan", () => {
@@ -78,6 +101,39 @@ describe("HostPlan", () => {
     expect(await plan.choose("10.0.1.11", "us-east-1a")).toBe("i-2");
     plan.record("10.0.1.10", undefined); // taken off again: the slot is free
     expect(await plan.choose("10.0.1.12", "us-east-1a")).toBe("i-1");
+  });
+
+  // EC2 takes at most 50 tags on an interface, and each egress address puts one there (its owner
+  // record, egress-ipam/<address>): before issue 54 a full interface passed preview and up failed
+  // at CreateTags.
+  it("passes over an instance whose interface has no room for another tag, though it is emptier", async () => {
+    const plan = new HostPlan(
+      source([
+        instance("i-1", "subnet-a", [], "m5.large", otherTags(50)),
+        instance("i-2", "subnet-a", ["10.0.1.9"]),
+      ]),
+    );
+    expect(await plan.choose("10.0.1.10", "us-east-1a")).toBe("i-2");
+  });
+
+  it("counts the tags of the addresses it planned, of both families, and refuses naming the host and the count", async () => {
+    const plan = new HostPlan(source([instance("i-1", "subnet-d", [], "m5.large", otherTags(47))]));
+    for (const ip of ["10.0.2.10", "2600:1f18:0:2::10", "10.0.2.11"])
+      expect(await plan.choose(ip, "us-east-1a")).toBe("i-1");
+    const refusal = plan.choose("2600:1f18:0:2::11", "us-east-1a");
+    await expect(refusal).rejects.toMatchObject({ code: "HOST_UNAVAILABLE" });
+    await expect(refusal).rejects.toThrow(
+      'no host in availability zone "us-east-1a" can take 2600:1f18:0:2::11: i-1 (us-east-1a): its interface ' +
+        "eni-i-1 has 50/50 tags (EC2's limit; 3 of them egress-ipam/<address> records, one per egress address); " +
+        "remove tags eni-i-1 does not need, or add a running instance",
+    );
+  });
+
+  it("needs no new tag for an address whose record is on the interface already (a create retried)", async () => {
+    const tags = { ...otherTags(49), "egress-ipam/10.0.1.10": "sha256:0" };
+    const plan = new HostPlan(source([instance("i-1", "subnet-a", [], "m5.large", tags)]));
+    expect(await plan.choose("10.0.1.10", "us-east-1a")).toBe("i-1");
+    await expect(plan.choose("10.0.1.11", "us-east-1a")).rejects.toThrow(/eni-i-1 has 50\/50 tags/);
   });
 
   it("plans the same hosts whatever order the addresses come in", async () => {
