@@ -17,10 +17,14 @@
  *   set of its own.
  * - `OVERLAPPING_RANGES`: two ranges of one set, or two sets of one config, overlap. Do: make the
  *   ranges disjoint (the message names both).
- * - `NOT_IN_RANGE`: an address is outside the range set (or network) it was meant for. Do: request
- *   an address of the pool's ranges, or add its subnet to the pool.
- * - `IP_UNAVAILABLE`: a requested address is a gateway, excluded, or held by someone else. Do: request
- *   another address, or leave `ip` out so that the pool plans a free one.
+ * - `NOT_IN_RANGE`: an address is outside the range set (or network) it was meant for, or a block
+ *   is not wholly between one range's rangeStart and rangeEnd (the message names the block and the
+ *   ranges). Do: request an address or block inside the pool's ranges (or leave `ip` / `cidr` out so
+ *   that the pool plans one), or widen the range or add one to the pool.
+ * - `IP_UNAVAILABLE`: a requested address is a gateway, excluded, or held by someone else; a
+ *   requested block holds its range's gateway or an excluded address, or overlaps what someone else
+ *   holds. Do: request another address or block, or leave `ip` / `cidr` out so that the pool plans a
+ *   free one.
  * - `PREFIX_NOT_ALLOWED`: a block's prefix length is outside its pool's `prefixLengths` rule, or the
  *   pool has no rule and the block gives no length. Do: ask for a length the rule allows (the
  *   message names the rule), or change the pool's rule.
@@ -32,10 +36,13 @@
  * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set. Do: release it first,
  *   or use another id.
  * - `INVALID_CONFIG`: a CNI configuration or allocator option, a provisioner config or an
- *   environment setting of the package is malformed. Do: fix the setting the message names.
+ *   environment setting of the package is malformed, or a setting is given where nothing implements
+ *   it (`elasticIps` under the `cloud` of `ocp-static` or `cilium`). Do: fix the setting the message
+ *   names.
  * - `INVALID_INPUT`: a resource's input or a CLI option has the wrong shape, or a meaning no more
- *   specific code covers (a missing namespace, two settings that exclude each other). Do: fix the
- *   property the failure names; the message says what it takes.
+ *   specific code covers (a missing namespace, two settings that exclude each other, a `podSelector`
+ *   key or value that is not Kubernetes label syntax). Do: fix the property the failure names; the
+ *   message says what it takes.
  * - `NO_NETWORK`: a node allocator was built without a network, or an IpAllocation with `nodeId`
  *   asks a pool without `network` (webmesh ErrNoNetwork). Do: give it a network.
  * - `NO_STORAGE`: a node allocator was built without a store, or an IpAllocation with `nodeId` asks
@@ -69,8 +76,9 @@
  *   Node, a HostSubnet, a NetNamespace, an object a provisioner writes into. Do: create it (or the
  *   namespace or node it belongs to), or correct the name.
  * - `HOST_UNAVAILABLE`: no host can take the address: none is running in the failure domain, none
- *   has room, or the chosen one is stopped or cannot carry it. Do: start or add a host there, or
- *   choose another, as the message says.
+ *   has room (for another address, or on AWS for another tag: an interface takes 50, and each egress
+ *   address puts one there), or the chosen one is stopped or cannot carry it. Do: start or add a host
+ *   there, remove tags the interface does not need, or choose another host, as the message says.
  * - `DRIFT`: the address is not where state says it is (found at refresh or before a change): taken
  *   off its host, moved, or not taken up by the platform. Do: run `pulumi up` to put it back, or
  *   check what the message names (labels, an ExternalIPPool).
