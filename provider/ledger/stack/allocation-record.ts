@@ -58,6 +58,12 @@ export function readRecord(props: Record<string, unknown> | undefined): Allocati
 export interface CarriedRecord extends AllocationRecord {
   /** The instance's claims in a shared pool (`instance` output), when it has one. */
   instance?: string;
+  /**
+   * The `owner` written in the record: the URN its resource had when it was planned, which a rename
+   * with an alias keeps. The resource's delete names it, as the only identity its outputs carry.
+   * Absent where it is `owner`.
+   */
+  named?: string;
 }
 
 /**
@@ -75,7 +81,12 @@ export function poolRecords(resources: CheckpointResource[], pool: string): Carr
     const instance = typeof r.outputs?.instance === "string" ? r.outputs.instance : undefined;
     for (const record of [readRecord(r.outputs), readRecord(r.inputs)]) {
       if (record?.pool !== pool) continue;
-      out.push({ ...record, owner: r.urn, ...(instance === undefined ? {} : { instance }) });
+      out.push({
+        ...record,
+        owner: r.urn,
+        named: record.owner,
+        ...(instance === undefined ? {} : { instance }),
+      });
     }
   }
   return out;

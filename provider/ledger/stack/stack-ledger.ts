@@ -25,6 +25,12 @@ class PoolBook {
   readonly taken = new AddressSet();
   /** Holder of every taken address. */
   readonly byIp = new Map<string, string>();
+  /**
+   * The owner each entry's record names, where it is not its holder: a resource renamed with an
+   * alias is held under its URN in the checkpoint, but its record (and so its delete) still names
+   * the URN it was planned under.
+   */
+  readonly namedBy = new Map<string, string>();
   /** Addresses of every holder. */
   readonly byOwner = new Map<string, Set<string>>();
   /** The highest `seq` among each holder's records. */
@@ -35,10 +41,12 @@ class PoolBook {
   /** Addresses of the newest record (highest seq): the round-robin cursor. */
   latest: string[] = [];
 
-  hold(ip: string, owner: string, seq: number): void {
+  hold(ip: string, owner: string, seq: number, named = owner): void {
     const previous = this.byIp.get(ip);
     if (previous !== undefined && previous !== owner) this.byOwner.get(previous)?.delete(ip);
     this.byIp.set(ip, owner);
+    if (named === owner) this.namedBy.delete(ip);
+    else this.namedBy.set(ip, named);
     this.byOwner.set(owner, (this.byOwner.get(owner) ?? new Set()).add(ip));
     this.seqOf.set(owner, Math.max(seq, this.seqOf.get(owner) ?? 0));
     takeEntry(this.taken, ip);
@@ -55,6 +63,7 @@ class PoolBook {
     const owner = this.byIp.get(ip);
     if (owner !== undefined) this.byOwner.get(owner)?.delete(ip);
     this.byIp.delete(ip);
+    this.namedBy.delete(ip);
     freeEntry(this.taken, ip);
     // Only one holder's entries overlap (a replacement's new block inside its old one): what the
     // freed entry covered of those stays taken.
@@ -172,7 +181,7 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
       const b = shared("pool-book", id, () => new PoolBook());
       if (!b.loaded) {
         for (const r of poolRecords(await cachedExport(opts.stack, load), pool)) {
-          for (const ip of r.ips) b.hold(ip, r.owner, r.seq);
+          for (const ip of r.ips) b.hold(ip, r.owner, r.seq, r.named);
         }
         b.loaded = true;
       }
@@ -213,10 +222,15 @@ export function stackLedger(opts: StackLedgerOptions): Ledger {
     // The checkpoint still lists a holder being deleted: its addresses are freed in this process's
     // book. A stack renamed since the holder recorded its name has no checkpoint under that name,
     // and nothing of it to free here (a new deployment reads the state under the new name).
+    // `owner` is the name the holder's record gives, which a rename with an alias keeps: of the
+    // addresses it lists, those held under that name, or recorded with it, are its own (a new
+    // resource given the old name holds other addresses, so a name two holders share frees only
+    // what the deleted one listed).
     release: async (pool, owner, ips) => {
       await locked(pool, (b) => {
         const targets = ips ?? [...(b.byOwner.get(owner) ?? [])];
-        for (const ip of targets) if (b.byIp.get(ip) === owner) b.free(ip);
+        for (const ip of targets)
+          if (b.byIp.get(ip) === owner || (ips !== undefined && b.namedBy.get(ip) === owner)) b.free(ip);
         b.plans.delete(owner);
       }).catch((e: unknown) => {
         if (!isStackMissing(e)) throw e;

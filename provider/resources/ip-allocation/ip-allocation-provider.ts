@@ -101,10 +101,14 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   // Stable: the address held before stays while the pool and the requested address allow it.
   const poolId: string = news.pool.id;
   const old = readRecord(olds);
-  // Of the family asked for, if one is (a change of family plans anew, and diff replaces the allocation).
+  // Of the family asked for, if one is, else one address per family of the pool: a change of
+  // `family` that the held addresses already answer keeps them (an IPv6-only pool's address is its
+  // `family: "ipv6"` address); one they do not plans anew, and diff replaces the allocation.
   const ofFamily =
-    news.family === undefined ||
-    (old !== undefined && old.ips.every((ip) => pool.rangeSets.some((set: RangeSet) => set.contains(ip))));
+    old !== undefined &&
+    (news.family === undefined
+      ? old.ips.length === pool.rangeSets.length
+      : old.ips.every((ip) => pool.rangeSets.some((set: RangeSet) => set.contains(ip))));
   if (old && ofFamily && old.pool === poolId && (requested === undefined || old.ips[0] === requested)) {
     const kept = olds.adoptedFrom === undefined ? {} : { adoptedFrom: olds.adoptedFrom };
     return { inputs: { ...withPoolRef(news), ...addressOutputs(pool, old), ...kept } };
@@ -199,8 +203,10 @@ export function holderLifecycle(kind: string, entryInput = "ip"): Omit<ProviderI
       const replaces: string[] = [];
       if (olds.poolId !== news.poolId) replaces.push("pool");
       if (olds.nodeId !== news.nodeId) replaces.push("nodeId");
-      if (olds.family !== news.family) replaces.push("family");
-      if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips)) replaces.push(entryInput);
+      // A change of family that keeps the addresses (check kept them) is an update; one that does not
+      // changes the addresses, which replaces the allocation.
+      if (JSON.stringify(olds.ips) !== JSON.stringify(news.ips))
+        replaces.push(olds.family === news.family ? entryInput : "family");
       // The state's address must be this holder's in its shared pool: a claim lost since is made again
       // by update; one another stack has now is refused here, at preview, naming that stack.
       const lost = replaces.length > 0 ? [] : await claimProblems(kind, news, true);
@@ -217,6 +223,7 @@ export function holderLifecycle(kind: string, entryInput = "ip"): Omit<ProviderI
       // So are the pool's ledger settings (lock durations, context): every later operation reads them.
       const changes =
         replaces.length > 0 ||
+        olds.family !== news.family ||
         Boolean(olds.adopt) !== Boolean(news.adopt) ||
         olds.stackId !== news.stackId ||
         olds.claim !== undefined ||
