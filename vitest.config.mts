@@ -51,6 +51,17 @@ export default defineConfig({
       },
       {
         test: {
+          // `npm run explore` (scripts/explore.sh): the explorer's long sessions, never run by npm test.
+          name: "explore",
+          include: ["test/explore/**/*.explore.ts"],
+          globalSetup: ["test/support/global-setup-local.ts"],
+          pool: "forks",
+          testTimeout: 0,
+          hookTimeout: 180_000,
+        },
+      },
+      {
+        test: {
           // The example projects, run with plain `pulumi up` in their folders (some with
           // @pulumi/kubernetes, whose provider plugin is the last of the builds).
           name: "examples",

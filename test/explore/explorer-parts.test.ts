@@ -1,0 +1,241 @@
+// The explorer's own parts, without the engine: generation is seeded and always applies, the
+// invariants see what they must see (and nothing else), and shrinking finds the smallest failing
+// sequence. The engine runs are test/e2e/explore-*.test.ts and `npm run explore`.
+import { describe, expect, it } from "vitest";
+import { generateSequence } from "./generate";
+import { mustAccept, previewIsUp, slotValues, span, stable, unique, unknownValue } from "./invariants";
+import { programText } from "./program";
+import { shrink } from "./shrink";
+import { applyEdit, emptyWorld, type Edit, type World } from "./world";
+
+const walk = (edits: Edit[]): World => edits.reduce<World>((w, e) => applyEdit(w, e)!, emptyWorld());
+
+describe("generation", () => {
+  it("gives the same sequence for a seed, and another for another seed", () => {
+    expect(generateSequence(7, 30)).toEqual(generateSequence(7, 30));
+    expect(generateSequence(7, 30).edits).not.toEqual(generateSequence(8, 30).edits);
+  });
+
+  it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])("seed %i: every edit applies to the world before it", (seed) => {
+    let w = emptyWorld();
+    for (const edit of generateSequence(seed, 40).edits) {
+      const next = applyEdit(w, edit);
+      expect(next, JSON.stringify(edit)).toBeDefined();
+      w = next!;
+    }
+    const names = [...w.pools, ...w.holders].flatMap((r) => [r.name, ...r.aliases]);
+    expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("covers every kind of edit over a few hundred steps", () => {
+    const ops = new Set(
+      Array.from({ length: 20 }, (_, s) => generateSequence(100 + s, 30).edits.map((e) => e.op)).flat(),
+    );
+    expect([...ops].sort()).toEqual(
+      [
+        "addAlloc",
+        "addEgress",
+        "addPool",
+        "addPrefix",
+        "domains",
+        "exclude",
+        "families",
+        "hosts",
+        "pin",
+        "prefixLength",
+        "refresh",
+        "remove",
+        "rename",
+        "renamePool",
+        "requestIp",
+        "strategy",
+      ].sort(),
+    );
+  });
+});
+
+describe("the model", () => {
+  const base: Edit[] = [
+    { op: "addPool", family: "dual" },
+    { op: "addEgress", pool: 0, domains: ["za"], families: "ipv6" },
+  ];
+
+  it("keeps a holder's identity through a rename with an alias, and makes a new one without", () => {
+    const aliased = walk([...base, { op: "rename", holder: 1, alias: true, name: "web" }]);
+    expect(aliased.holders[0]).toMatchObject({ id: 1, name: "web", aliases: ["h0"] });
+    const renamed = walk([...base, { op: "rename", holder: 1, alias: false, name: "web" }]);
+    expect(renamed.holders[0]).toMatchObject({ id: 2, name: "web", aliases: [] });
+    expect(renamed.freedNames).toContain("h0");
+  });
+
+  it("does not apply an edit whose holder is gone, or a name in use", () => {
+    expect(applyEdit(walk(base), { op: "remove", holder: 9 })).toBeUndefined();
+    expect(applyEdit(walk(base), { op: "rename", holder: 1, alias: true, name: "pool0" })).toBeUndefined();
+  });
+
+  it("names a dual-stack EgressIp's slots by domain and family, so a change of families keeps the family it had", () => {
+    const before = walk(base);
+    const after = applyEdit(before, { op: "families", holder: 1, families: "dual" })!;
+    const values = new Map([["h1/za/ipv6", { value: "fd00:0::2", host: "a1" }]]);
+    const now = new Map([
+      ["h1/za/ipv4", { value: "10.100.0.2", host: "a1" }],
+      ["h1/za/ipv6", { value: "fd00:0::3", host: "a1" }],
+    ]);
+    expect(stable(before, values, after, now)).toEqual([
+      expect.objectContaining({
+        invariant: "stable",
+        message: expect.stringContaining("moved from fd00:0::2 to fd00:0::3"),
+      }),
+    ]);
+    now.set("h1/za/ipv6", { value: "fd00:0::2", host: "a1" });
+    expect(stable(before, values, after, now)).toEqual([]);
+  });
+
+  it("lets a host change where the pin changed or the host left the domain, not otherwise", () => {
+    const before = walk([
+      { op: "addPool", family: "ipv4" },
+      { op: "addEgress", pool: 0, domains: ["za"] },
+    ]);
+    const was = new Map([["h1/za/ipv4", { value: "10.100.0.2", host: "a1" }]]);
+    const moved = new Map([["h1/za/ipv4", { value: "10.100.0.2", host: "a2" }]]);
+    expect(stable(before, was, before, moved)).toHaveLength(1);
+    const pinned = applyEdit(before, { op: "pin", holder: 1, host: "a2" })!;
+    expect(stable(before, was, pinned, moved)).toEqual([]);
+    const gone = applyEdit(before, { op: "hosts", domain: "za", hosts: ["a2"] })!;
+    expect(stable(before, was, gone, moved)).toEqual([]);
+  });
+
+  it("reads slot values from the stack outputs", () => {
+    const w = walk([
+      { op: "addPool", family: "dual" },
+      { op: "addEgress", pool: 0, domains: ["za", "zb"], families: "dual" },
+    ]);
+    const values = slotValues(w, {
+      h1: { za: { ipv4: { ip: "10.100.0.2", host: "a1" }, ipv6: { ip: "fd00:0::2", host: "a1" } }, zb: {} },
+    });
+    expect([...values.keys()]).toEqual(["h1/za/ipv4", "h1/za/ipv6"]);
+    expect(stable(w, new Map(), w, values).map((v) => v.message)).toEqual([
+      "h0 (h1/zb/ipv4) has no address after up",
+      "h0 (h1/zb/ipv6) has no address after up",
+    ]);
+  });
+
+  it("writes the world as a program that names every pool and holder with its aliases", () => {
+    const text = programText(walk([...base, { op: "rename", holder: 1, alias: true, name: "web" }]));
+    expect(text).toContain(`new IpPool("pool0", {"cniConfig":`);
+    expect(text).toContain(`new EgressIp("web", { "pool": pool0,"namespace":"ns-h0"`);
+    expect(text).toContain(`{ aliases: [{ name: "h0" }] }`);
+  });
+});
+
+describe("invariants", () => {
+  const urn = (kind: string, name: string) =>
+    `urn:pulumi:s::p::pulumi-nodejs:dynamic/egress-ipam:${kind}::${name}`;
+
+  it.each([
+    ["same address", { op: "create", inputs: { ip: "10.0.0.2" } }, { ip: "10.0.0.2" }, 0],
+    ["another address", { op: "create", inputs: { ip: "10.0.0.2" } }, { ip: "10.0.0.3" }, 1],
+    ["not shown at preview", { op: "create", inputs: { ip: unknownValue } }, { ip: "10.0.0.3" }, 1],
+    ["an unchanged holder", { op: "same", inputs: { ip: "10.0.0.2" } }, { ip: "10.0.0.2" }, 0],
+    [
+      "a host that moved",
+      { op: "same", inputs: { ip: "10.0.0.2", host: "a1" } },
+      { ip: "10.0.0.2", host: "a2" },
+      1,
+    ],
+  ])("preview = up: %s", (_, plan, outputs, broken) => {
+    const kind = "host" in plan.inputs ? "EgressIpAssignment" : "IpAllocation";
+    const u = urn(kind, "x");
+    const found = previewIsUp({ [u]: plan }, [
+      { urn: u, type: `pulumi-nodejs:dynamic/egress-ipam:${kind}`, outputs },
+    ]);
+    expect(found).toHaveLength(broken);
+  });
+
+  it("finds two holders of one pool on one address or overlapping blocks, and not across pools", () => {
+    const alloc = (name: string, ip: string, poolId = "p") => ({
+      urn: urn("IpAllocation", name),
+      type: "pulumi-nodejs:dynamic/egress-ipam:IpAllocation",
+      outputs: { ips: [ip], poolId },
+    });
+    const block = (name: string, cidr: string) => ({
+      urn: urn("PrefixAllocation", name),
+      type: "pulumi-nodejs:dynamic/egress-ipam:PrefixAllocation",
+      outputs: { cidr, poolId: "p" },
+    });
+    expect(unique([alloc("a", "10.0.0.2"), alloc("b", "10.0.0.3")])).toEqual([]);
+    expect(unique([alloc("a", "10.0.0.2"), alloc("b", "10.0.0.2")])).toHaveLength(1);
+    expect(unique([alloc("a", "10.0.0.2"), alloc("b", "10.0.0.2", "q")])).toEqual([]);
+    expect(unique([block("a", "10.0.0.16/28"), alloc("b", "10.0.0.20")])).toHaveLength(1);
+    expect(unique([block("a", "10.0.0.16/28"), block("b", "10.0.0.32/28")])).toEqual([]);
+    expect(unique([{ ...alloc("a", "10.0.0.2"), delete: true }, alloc("b", "10.0.0.2")])).toEqual([]);
+  });
+
+  it("spans addresses and blocks of both families", () => {
+    expect(span("10.0.0.16/28")).toEqual({ family: 4, first: 0x0a000010n, last: 0x0a00001fn });
+    expect(span("fd00:1::40/122")).toEqual({
+      family: 6,
+      first: 0xfd000001000000000000000000000040n,
+      last: 0xfd00000100000000000000000000007fn,
+    });
+    expect(span("fd00:1::2")).toEqual({
+      family: 6,
+      first: 0xfd000001000000000000000000000002n,
+      last: 0xfd000001000000000000000000000002n,
+    });
+  });
+
+  it("must accept a program whose holders fit, and may refuse one with a request, a block or families the pool lacks", () => {
+    const fits = walk([
+      { op: "addPool", family: "dual" },
+      { op: "addEgress", pool: 0, domains: ["za", "zb"], families: "dual" },
+    ]);
+    expect(mustAccept(fits)).toBe(true);
+    expect(mustAccept(applyEdit(fits, { op: "families", holder: 1 })!)).toBe(false);
+    expect(mustAccept(applyEdit(fits, { op: "addAlloc", pool: 0, ip: 5 })!)).toBe(false);
+    expect(
+      mustAccept(
+        walk([
+          { op: "addPool", family: "ipv4" },
+          { op: "addPrefix", pool: 0, prefixLength: 28 },
+        ]),
+      ),
+    ).toBe(false);
+  });
+});
+
+describe("shrinking", () => {
+  // A stand-in for the engine: a sequence fails when it renames holder 1 with an alias and then adds
+  // a holder under the freed name (whatever else it holds).
+  const fails = (edits: Edit[]) => {
+    const renamed = edits.findIndex((e) => e.op === "rename" && e.alias);
+    const reused = edits.findIndex((e, i) => i > renamed && e.op === "addAlloc" && e.name === "h0");
+    return renamed >= 0 && reused >= 0 ? { invariant: "destroy", step: reused } : {};
+  };
+
+  it("drops every edit the failure does not need, and the steps after it", async () => {
+    const edits: Edit[] = [
+      { op: "addPool", family: "ipv4" },
+      { op: "addAlloc", pool: 0 },
+      { op: "addPool", family: "ipv6" },
+      { op: "addEgress", pool: 2, domains: ["za"] },
+      { op: "rename", holder: 1, alias: true, name: "web" },
+      { op: "strategy", pool: 0, strategy: "lowest-free" },
+      { op: "addAlloc", pool: 0, name: "h0" },
+      { op: "refresh" },
+      { op: "remove", holder: 3 },
+    ];
+    const { edits: shrunk, runs } = await shrink(
+      edits,
+      "destroy",
+      6,
+      async (e) => fails(e),
+      Date.now() + 10_000,
+    );
+    expect(shrunk).toEqual([
+      { op: "rename", holder: 1, alias: true, name: "web" },
+      { op: "addAlloc", pool: 0, name: "h0" },
+    ]);
+    expect(runs).toBeGreaterThan(0);
+  });
+});

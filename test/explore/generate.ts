@@ -1,0 +1,238 @@
+/**
+ * Seeded generation of edit sequences over the model of world.ts: every edit is chosen from the
+ * world as it stands, so it applies; the same seed gives the same sequence everywhere.
+ */
+import { Rng } from "./rng";
+import { applyEdit, domains, emptyWorld, namesInUse, type Edit, type PoolFamily, type World } from "./world";
+
+/** A sequence to run: its seed and its edits, in order (a step is one edit, then preview and up). */
+export interface Sequence {
+  seed: number;
+  edits: Edit[];
+}
+
+const families: readonly (readonly [PoolFamily, number])[] = [
+  ["ipv4", 3],
+  ["ipv6", 1],
+  ["dual", 2],
+];
+
+/** A name for a new resource: sometimes one a removed or renamed resource left behind. */
+function nameFor(rng: Rng, w: World): string | undefined {
+  const inUse = namesInUse(w);
+  const freed = w.freedNames.filter((n) => !inUse.has(n));
+  return freed.length > 0 && rng.chance(0.4) ? rng.pick(freed) : undefined;
+}
+
+function freshName(rng: Rng, w: World, prefix: string): string {
+  const inUse = namesInUse(w);
+  const reuse = nameFor(rng, w);
+  if (reuse) return reuse;
+  for (let i = 0; ; i++) if (!inUse.has(`${prefix}${i}`)) return `${prefix}${i}`;
+}
+
+/** A subset of the failure domains, never empty. */
+function someDomains(rng: Rng): string[] {
+  return rng.weighted<string[]>([
+    [["za"], 2],
+    [["zb"], 1],
+    [["za", "zb"], 3],
+  ]);
+}
+
+/** The families input of an EgressIp of `pool` (now and then one the pool cannot take). */
+function egressFamilies(rng: Rng, family: PoolFamily): "ipv4" | "ipv6" | "dual" | undefined {
+  if (family === "dual")
+    return rng.weighted<"ipv4" | "ipv6" | "dual" | undefined>([
+      ["dual", 4],
+      ["ipv4", 2],
+      ["ipv6", 2],
+      [undefined, 1],
+    ]);
+  return rng.weighted<"ipv4" | "ipv6" | "dual" | undefined>([
+    [undefined, 4],
+    [family, 3],
+    ["dual", 1],
+  ]);
+}
+
+const allHosts = (w: World) => Object.values(w.hosts).flat();
+
+/** One edit that fits `w`. */
+export function generateEdit(rng: Rng, w: World): Edit {
+  const pools = w.pools;
+  const holders = w.holders;
+  const egress = holders.filter((h) => h.kind === "egress");
+  const allocs = holders.filter((h) => h.kind === "alloc");
+  const prefixes = holders.filter((h) => h.kind === "prefix");
+  const choices: [() => Edit, number][] = [
+    [
+      () => ({
+        op: "addPool",
+        family: rng.weighted(families),
+        ...(rng.chance(0.3) ? { strategy: "lowest-free" as const } : {}),
+      }),
+      pools.length === 0 ? 100 : pools.length < 3 ? 2 : 0,
+    ],
+  ];
+  if (pools.length > 0) {
+    choices.push(
+      [
+        () => {
+          const pool = rng.pick(pools);
+          const single = pool.family !== "dual";
+          return {
+            op: "addAlloc",
+            pool: pool.id,
+            ...(single && rng.chance(0.25) ? { ip: rng.int(1, 62) } : {}),
+            ...(!single && rng.chance(0.4) ? { family: rng.pick(["ipv4", "ipv6"] as const) } : {}),
+            ...optionalName(rng, w),
+          };
+        },
+        4,
+      ],
+      [
+        () => {
+          const pool = rng.pick(pools);
+          return {
+            op: "addEgress",
+            pool: pool.id,
+            domains: someDomains(rng),
+            ...optional("families", egressFamilies(rng, pool.family)),
+            ...(rng.chance(0.15) ? { host: rng.pick(allHosts(w)) } : {}),
+            ...optionalName(rng, w),
+          };
+        },
+        4,
+      ],
+      [() => ({ op: "exclude", pool: rng.pick(pools).id, offset: rng.int(1, 62) }), 1],
+      [
+        () => ({
+          op: "strategy",
+          pool: rng.pick(pools).id,
+          ...(rng.chance(0.5) ? { strategy: "lowest-free" as const } : {}),
+        }),
+        1,
+      ],
+      [
+        () => ({
+          op: "renamePool",
+          pool: rng.pick(pools).id,
+          alias: rng.chance(0.7),
+          name: freshName(rng, w, "pool"),
+        }),
+        1,
+      ],
+    );
+    const single = pools.filter((p) => p.family !== "dual");
+    if (single.length > 0)
+      choices.push([
+        () => ({
+          op: "addPrefix",
+          pool: rng.pick(single).id,
+          prefixLength: prefixLength(rng),
+          ...optionalName(rng, w),
+        }),
+        2,
+      ]);
+  }
+  if (holders.length > 0) {
+    choices.push(
+      [() => ({ op: "remove", holder: rng.pick(holders).id }), 2],
+      [
+        () => ({
+          op: "rename",
+          holder: rng.pick(holders).id,
+          alias: rng.chance(0.7),
+          name: freshName(rng, w, "r"),
+        }),
+        3,
+      ],
+      [() => ({ op: "refresh" }), 1],
+    );
+  }
+  if (allocs.length > 0)
+    choices.push([
+      () => {
+        const h = rng.pick(allocs);
+        const pool = pools.find((p) => p.id === h.pool)!;
+        return {
+          op: "requestIp",
+          holder: h.id,
+          ...(pool.family !== "dual" && rng.chance(0.6) ? { ip: rng.int(1, 62) } : {}),
+        };
+      },
+      1,
+    ]);
+  if (prefixes.length > 0)
+    choices.push([
+      () => ({ op: "prefixLength", holder: rng.pick(prefixes).id, prefixLength: prefixLength(rng) }),
+      1,
+    ]);
+  if (egress.length > 0)
+    choices.push(
+      [
+        () => {
+          const h = rng.pick(egress);
+          const pool = pools.find((p) => p.id === h.pool)!;
+          return { op: "families", holder: h.id, ...optional("families", egressFamilies(rng, pool.family)) };
+        },
+        3,
+      ],
+      [() => ({ op: "domains", holder: rng.pick(egress).id, domains: someDomains(rng) }), 2],
+      [
+        () => ({
+          op: "pin",
+          holder: rng.pick(egress).id,
+          ...(rng.chance(0.5) ? { host: rng.pick(allHosts(w)) } : {}),
+        }),
+        1,
+      ],
+      [
+        () => {
+          const domain = rng.pick(domains);
+          const now = w.hosts[domain] ?? [];
+          const extra = `${domain[1]}${rng.int(1, 4)}`;
+          const hosts =
+            rng.chance(0.5) || now.length <= 1
+              ? [...new Set([...now, extra])]
+              : now.filter((h) => h !== rng.pick(now));
+          return { op: "hosts", domain, hosts };
+        },
+        1,
+      ],
+    );
+  const make = rng.weighted(choices.filter(([, weight]) => weight > 0));
+  return make();
+}
+
+function prefixLength(rng: Rng): number {
+  return rng.pick([28, 29, 30]);
+}
+
+function optional<K extends string, V>(key: K, value: V | undefined): { [k in K]?: V } {
+  return value === undefined ? {} : ({ [key]: value } as { [k in K]: V });
+}
+
+function optionalName(rng: Rng, w: World): { name?: string } {
+  const name = nameFor(rng, w);
+  return name === undefined ? {} : { name };
+}
+
+/**
+ * The edits `seed` gives when every one is accepted: a walk of the model alone (the runner
+ * generates against the world the engine accepted, so a refused edit changes what follows).
+ */
+export function generateSequence(seed: number, length: number): Sequence {
+  const rng = new Rng(seed);
+  let world = emptyWorld();
+  const edits: Edit[] = [];
+  while (edits.length < length) {
+    const edit = generateEdit(rng, world);
+    const next = applyEdit(world, edit);
+    if (!next) continue; // a generated edit always fits; this only guards a model bug from looping forever
+    edits.push(edit);
+    world = next;
+  }
+  return { seed, edits };
+}

@@ -1,0 +1,91 @@
+/**
+ * A world of world.ts as a Pulumi program: the inline program the runner gives the engine, and the
+ * same program as TypeScript source, printed with a failing sequence so it can be run by hand.
+ */
+import type * as pulumi from "@pulumi/pulumi";
+import { addressAt, subnetsOf, type HolderModel, type PoolModel, type World } from "./world";
+
+type Pkg = typeof import("../../provider/index");
+
+/** The IpPool arguments of a pool of the model. */
+export function poolArgs(pool: PoolModel): Record<string, unknown> {
+  const { ipv4, ipv6 } = subnetsOf(pool);
+  const exclude = pool.exclude.map((offset) => addressAt(pool, offset));
+  const common = {
+    ...(exclude.length > 0 ? { exclude } : {}),
+    ...(pool.strategy ? { strategy: pool.strategy } : {}),
+  };
+  if (pool.family !== "dual") return { ranges: [{ subnet: (ipv4 ?? ipv6)! }], ...common };
+  const cniConfig = JSON.stringify({
+    cniVersion: "1.0.0",
+    ipam: { type: "host-local", ranges: [[{ subnet: ipv4 }], [{ subnet: ipv6 }]] },
+  });
+  return { cniConfig, ...common };
+}
+
+/** The arguments of a holder (its pool given separately). */
+export function holderArgs(w: World, h: HolderModel): Record<string, unknown> {
+  const pool = w.pools.find((p) => p.id === h.pool)!;
+  if (h.kind === "alloc")
+    return {
+      ...(h.ip === undefined ? {} : { ip: addressAt(pool, h.ip) }),
+      ...(h.family ? { family: h.family } : {}),
+    };
+  if (h.kind === "prefix") return { prefixLength: h.prefixLength };
+  return {
+    namespace: h.namespace,
+    failureDomains: h.domains,
+    provisioner: { kind: "none", hosts: w.hosts },
+    ...(h.families ? { families: h.families } : {}),
+    ...(h.host ? { host: h.host } : {}),
+  };
+}
+
+const aliasesOf = (r: { aliases: string[] }) =>
+  r.aliases.length > 0 ? { aliases: r.aliases.map((name) => ({ name })) } : {};
+
+/**
+ * The inline program of `w`, made of the package as the consumer project installed it. Its
+ * outputs, `h<id>` per holder, are what each holder has: `ips` (an allocation), `cidr` (a block) or
+ * `addresses` (an EgressIp, by domain and family).
+ */
+export function programOf(w: World, pkg: Pkg): () => Promise<Record<string, unknown>> {
+  return async () => {
+    const pools = new Map(
+      w.pools.map((p) => [p.id, new pkg.IpPool(p.name, poolArgs(p) as never, aliasesOf(p))]),
+    );
+    const outputs: Record<string, pulumi.Output<unknown>> = {};
+    for (const h of w.holders) {
+      const pool = pools.get(h.pool)!;
+      const args = { pool, ...holderArgs(w, h) } as never;
+      if (h.kind === "alloc") outputs[`h${h.id}`] = new pkg.IpAllocation(h.name, args, aliasesOf(h)).ips;
+      else if (h.kind === "prefix")
+        outputs[`h${h.id}`] = new pkg.PrefixAllocation(h.name, args, aliasesOf(h)).cidr;
+      else outputs[`h${h.id}`] = new pkg.EgressIp(h.name, args, aliasesOf(h)).addresses;
+    }
+    return outputs;
+  };
+}
+
+const kindClass = { alloc: "IpAllocation", prefix: "PrefixAllocation", egress: "EgressIp" } as const;
+
+/** `w` as the source of a Pulumi TypeScript program (index.ts) that does what {@link programOf} does. */
+export function programText(w: World): string {
+  const lit = (v: unknown) => JSON.stringify(v);
+  const opts = (r: { aliases: string[] }) =>
+    r.aliases.length > 0 ? `, { aliases: [${r.aliases.map((a) => `{ name: ${lit(a)} }`).join(", ")}] }` : "";
+  const lines = [
+    `import { EgressIp, IpAllocation, IpPool, PrefixAllocation } from "pulumi-egress-ipam";`,
+    "",
+  ];
+  for (const p of w.pools)
+    lines.push(`const pool${p.id} = new IpPool(${lit(p.name)}, ${lit(poolArgs(p))}${opts(p)});`);
+  for (const h of w.holders) {
+    const args = JSON.stringify(holderArgs(w, h)).replace(/^\{/, `{ "pool": pool${h.pool},`);
+    lines.push(
+      `export const h${h.id} = new ${kindClass[h.kind]}(${lit(h.name)}, ${args}${opts(h)})` +
+        `.${h.kind === "alloc" ? "ips" : h.kind === "prefix" ? "cidr" : "addresses"};`,
+    );
+  }
+  return lines.join("\n") + "\n";
+}

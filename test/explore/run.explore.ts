@@ -1,0 +1,29 @@
+// `npm run explore -- --minutes N --seed S [--length L]`: a session of the explorer (docs/exploring.md),
+// run by vitest's `explore` project, which npm test does not run. Its settings come from
+// scripts/explore.sh as EXPLORE_* variables.
+import * as path from "node:path";
+import { expect, it } from "vitest";
+import { explore } from "./session";
+
+const minutes = Number(process.env.EXPLORE_MINUTES ?? "10");
+const seed = Number(process.env.EXPLORE_SEED ?? "1");
+const length = Number(process.env.EXPLORE_LENGTH ?? "10");
+const shrinkMinutes = Number(process.env.EXPLORE_SHRINK_MINUTES ?? "10");
+const foundDir = process.env.EXPLORE_FOUND ?? path.join(__dirname, "..", "..", ".explore", "found");
+
+it(
+  `explores from seed ${seed} for ${minutes} minutes, ${length} edits a sequence`,
+  async () => {
+    const figures = await explore({
+      seed,
+      length,
+      budgetMs: minutes * 60_000,
+      shrinkMs: shrinkMinutes * 60_000,
+      foundDir,
+      log: (line) => console.log(line),
+    });
+    console.log(`\nexplored: ${JSON.stringify(figures, null, 2)}`);
+    expect(figures.failures).toEqual([]);
+  },
+  (minutes + shrinkMinutes * 4 + 10) * 60_000,
+);
