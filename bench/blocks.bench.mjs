@@ -1,5 +1,6 @@
 // Block benchmark: carving aligned blocks with the pure nextFreeBlock (10,000 /64s from an IPv6 /48,
-// 4,096 /28s filling an IPv4 /16; both strategies), each block fed back into an IntervalSet of taken
+// 4,096 /28s filling an IPv4 /16, each a range over its whole subnet with the gateway outside it;
+// both strategies), each block fed back into an IntervalSet of taken
 // values, beside a naive scan that tests every aligned candidate from the start against a Set of
 // taken blocks. Prints time, heap, the ratio to the naive scan and how the cost of a block grows
 // from the first tenth of the blocks to the last; exits non-zero when a target is missed or a carved
@@ -13,15 +14,18 @@ import process from "node:process";
 const require = createRequire(import.meta.url);
 let allocator;
 let prefix;
+let address;
 try {
   allocator = require("../dist/allocator");
   prefix = require("../dist/allocator/prefix");
+  address = require("../dist/allocator/address");
 } catch (err) {
   console.error(`cannot load dist/allocator (${err.message}); build first: npx tsc -p tsconfig.build.json`);
   process.exit(2);
 }
 const { IntervalSet, RangeSet, nextFreeBlock } = allocator;
 const { formatPrefix, parsePrefix } = prefix;
+const { formatAddress } = address;
 
 const gc = globalThis.gc ?? (() => {});
 let failures = 0;
@@ -65,7 +69,7 @@ function measure(count, next, keep) {
  * carved before: IntervalSet.add counts the values it newly adds, a whole block's worth unless so.
  */
 function carve(subnet, prefixLength, count, strategy) {
-  const rangeSet = new RangeSet([{ subnet }]).canonicalize();
+  const rangeSet = new RangeSet([wholeRange(subnet)]).canonicalize();
   const taken = new IntervalSet();
   let cursor;
   const result = measure(
@@ -85,6 +89,17 @@ function carve(subnet, prefixLength, count, strategy) {
     "lost blocks",
   );
   return { ...result, rangeSet, taken };
+}
+
+/**
+ * A range over all of `subnet`, its gateway just past it: blocks come from between a range's
+ * rangeStart and rangeEnd and never hold its gateway, so with host-local's defaults the subnet's
+ * first and last blocks would not be the range's, and the naive scan below would not be its equal.
+ */
+function wholeRange(subnet) {
+  const p = parsePrefix(subnet);
+  const text = (v) => formatAddress(p.family, v);
+  return { subnet, rangeStart: text(p.network), rangeEnd: text(p.last), gateway: text(p.last + 1n) };
 }
 
 /**

@@ -1,46 +1,9 @@
-// A pool compiled for carving blocks: the subnets blocks come from, the exclusions, and the walks
-// over free space (holes and their CIDR decomposition) that first fit and best fit share. Internal.
+// The walks over a pool's free space that carving blocks takes (holes between held and blocked
+// intervals, their CIDR decomposition, alignment) and how messages show a span. The space itself is
+// the pool's PoolLayout, the one that single addresses come from. Internal.
 import { type AddressFamily, familyBits, formatAddress } from "./address";
-import { exclusionSet } from "./exclusions";
 import { firstAbsentIn, type ReadonlyIntervalSet } from "./interval-set";
-import { formatPrefix, hostMask } from "./prefix";
-import { resolveRange } from "./range";
-import type { RangeSet } from "./range-set";
-
-/** One subnet blocks are carved from: an aligned inclusive interval. */
-export interface Subnet {
-  readonly start: bigint;
-  readonly end: bigint;
-}
-
-/** A pool compiled for block search: the outermost subnets in range-set order, and the exclusions. */
-export interface BlockSpace {
-  readonly family: AddressFamily;
-  readonly subnets: readonly Subnet[];
-  readonly blocked: ReadonlyIntervalSet;
-}
-
-/** Compiles a range set (canonicalizing it in place) and its exclusions for block search. */
-export function blockSpace(rangeSet: RangeSet, exclude: Iterable<string> | undefined): BlockSpace {
-  rangeSet.canonicalize();
-  const all = rangeSet.ranges.map((r) => {
-    const x = resolveRange(r);
-    return { family: x.family, start: x.network, end: x.network | hostMask(x.family, x.prefixLength) };
-  });
-  const family = all[0]?.family ?? 4;
-  // CIDRs nest or are disjoint: keep each subnet once (where it first appears) and none that lies
-  // inside another range's subnet.
-  const inside = (a: Subnet, b: Subnet): boolean => a.start >= b.start && a.end <= b.end;
-  const subnets = all.filter(
-    (a, i) => !all.some((b, j) => j !== i && inside(a, b) && (j < i || !inside(b, a))),
-  );
-  return { family, subnets, blocked: exclusionSet(family, exclude) };
-}
-
-/** How messages name the pool: "range set 10.0.0.0-10.0.255.255" (its subnets, not its ranges). */
-export function labelOf({ family, subnets }: BlockSpace): string {
-  return `range set ${subnets.map((s) => `${formatAddress(family, s.start)}-${formatAddress(family, s.end)}`).join(",")}`;
-}
+import { formatPrefix } from "./prefix";
 
 /**
  * The maximal intervals of `[from, to]` in neither `a` nor `b`, ascending. Each step is O(log n) and

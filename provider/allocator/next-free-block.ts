@@ -1,25 +1,27 @@
-import { type AddressFamily, familyBits, familyName } from "./address";
-import {
-  alignUp,
-  type BlockSpace,
-  blockSpace,
-  cidrBlocks,
-  formatSpan,
-  holes,
-  labelOf,
-  type Subnet,
-} from "./block-space";
+import { type AddressFamily, familyBits, familyName, formatAddress } from "./address";
+import { alignUp, cidrBlocks, formatSpan, holes } from "./block-space";
 import { parseAddressBlock } from "./exclusions";
 import { IpamError } from "../core/ipam-error";
 import { IntervalSet, type ReadonlyIntervalSet } from "./interval-set";
-import { type AllocationStrategy, checkStrategy, type TakenAddresses, takenIntervals } from "./pool-layout";
+import {
+  type AllocationStrategy,
+  checkStrategy,
+  PoolLayout,
+  type Segment,
+  type TakenAddresses,
+  takenIntervals,
+} from "./pool-layout";
 import { formatPrefix, hostBitsError, parsePrefix } from "./prefix";
+import { resolveRange } from "./range";
 import type { RangeSet } from "./range-set";
 import { shown } from "../core/text";
 
 /** Input of {@link nextFreeBlock}. */
 export interface NextFreeBlockOptions {
-  /** The pool; canonicalized in place if it is not yet. Blocks come from the subnets of its ranges. */
+  /**
+   * The pool; canonicalized in place if it is not yet. Blocks come from between its ranges'
+   * rangeStart and rangeEnd.
+   */
   rangeSet: RangeSet;
   /** The block's prefix length, e.g. 24; an integer from 0 to 32 (IPv4) or 128 (IPv6). */
   prefixLength: number;
@@ -34,7 +36,7 @@ export interface NextFreeBlockOptions {
   strategy?: AllocationStrategy;
   /**
    * Round-robin: the last block handed out (a CIDR) or an address; the search starts just after its
-   * last address and wraps. Ignored when of the other family or outside every subnet.
+   * last address and wraps. Ignored when of the other family or outside every range.
    */
   cursor?: string;
 }
@@ -44,16 +46,18 @@ export interface NextFreeBlockOptions {
  * the exclusions, the taken addresses and blocks, and the cursor — the block counterpart of
  * {@link nextFree}.
  *
- * The space blocks come from is the union of the range set's range *subnets*: a range
- * `{subnet: "10.0.0.0/8"}` gives blocks from all of 10.0.0.0/8, 10.0.0.0/16 included. rangeStart,
- * rangeEnd and the gateway are host-local's conventions for single addresses and do not restrict
- * blocks. A block lies wholly inside one subnet (a subnet inside another range's subnet adds
- * nothing), is aligned (its network address has no host bits), contains no excluded address and
- * overlaps nothing taken. A block longer than a subnet (a /8 out of a /16) is simply not found there.
+ * Blocks come from what the pool hands out as single addresses ({@link PoolLayout}, host-local's
+ * rule): each range from its rangeStart to its rangeEnd, never its gateway. A block lies wholly
+ * between one range's rangeStart and rangeEnd, is aligned (its network address has no host bits),
+ * does not hold that range's gateway, contains no excluded address and overlaps nothing taken. So
+ * a range `{subnet: "10.0.0.0/8"}` (rangeStart and gateway 10.0.0.1, rangeEnd 10.255.255.254 by
+ * default) gives 10.1.0.0/16 as its first /16, never 10.0.0.0/16 or 10.255.0.0/16; a range from
+ * 10.90.7.0 to 10.90.7.255 of 10.90.0.0/16 gives blocks of 10.90.7.0/24 only. A block larger than
+ * every range is simply not found.
  *
  * - `round-robin` (default) is first fit after the cursor: the first free block whose network
- *   address is after the cursor's last address, walking the subnets in range-set order and wrapping
- *   to the first (blocks at or before the cursor in its own subnet come last); without a cursor, the
+ *   address is after the cursor's last address, walking the ranges in range-set order and wrapping
+ *   to the first (blocks at or before the cursor in its own range come last); without a cursor, the
  *   first fit from the start. A released block is not handed out again at once.
  * - `lowest-free` is best fit, to keep large blocks whole: the free space is cut into its maximal
  *   aligned free blocks (the CIDR decomposition of each free hole); the smallest of those that can
@@ -66,28 +70,28 @@ export interface NextFreeBlockOptions {
  * of the pool, O(h · bits) for h holes (it stops early at the lowest exact fit).
  *
  * @returns the block as canonical CIDR text, e.g. `10.20.3.0/24` or `2001:db8:0:5::/64`.
- * @throws IpamError POOL_EXHAUSTED naming the length and the set by its subnets when no block fits
- *   (`no free /24 block left in range set 10.0.0.0-10.255.255.255`); INVALID_CONFIG
+ * @throws IpamError POOL_EXHAUSTED naming the length and the set by its ranges when no block fits
+ *   (`no free /24 block left in range set 10.0.0.1-10.255.255.254`); INVALID_CONFIG
  *   for a prefix length that is not an integer from 0 to the family's bits, or an unknown strategy;
  *   INVALID_ADDRESS / HOST_BITS_SET for a bad cursor, exclusion or taken entry; any range-set
  *   canonicalize error.
  */
 export function nextFreeBlock(options: NextFreeBlockOptions): string {
   const strategy = checkStrategy(options.strategy);
-  const space = blockSpace(options.rangeSet, options.exclude);
-  const size = blockSize(space.family, options.prefixLength);
+  const layout = PoolLayout.forRangeSet(options.rangeSet, options.exclude);
+  const size = blockSize(layout.family, options.prefixLength);
   let cursor: bigint | undefined;
   if (options.cursor !== undefined) {
     const c = parseAddressBlock(options.cursor, "cursor");
-    if (c.family === space.family) cursor = c.last;
+    if (c.family === layout.family) cursor = c.last;
   }
-  const taken = takenBlocks(options.taken, space.family);
+  const taken = takenBlocks(options.taken, layout.family);
   const found =
-    strategy === "lowest-free" ? bestFit(space, size, taken) : firstFit(space, size, taken, cursor);
+    strategy === "lowest-free" ? bestFit(layout, size, taken) : firstFit(layout, size, taken, cursor);
   if (found === undefined) {
-    throw new IpamError("POOL_EXHAUSTED", `no free /${options.prefixLength} block left in ${labelOf(space)}`);
+    throw new IpamError("POOL_EXHAUSTED", `no free /${options.prefixLength} block left in ${layout.label}`);
   }
-  return formatPrefix(space.family, found, options.prefixLength);
+  return formatPrefix(layout.family, found, options.prefixLength);
 }
 
 /**
@@ -97,9 +101,9 @@ export function nextFreeBlock(options: NextFreeBlockOptions): string {
  * @returns the block as canonical CIDR text.
  * @throws IpamError INVALID_ADDRESS when `cidr` is not a CIDR; HOST_BITS_SET naming the network
  *   address to use; NOT_IN_RANGE naming the block and the set when it is of the other family or not
- *   wholly inside one range's subnet; IP_UNAVAILABLE naming the block and what it overlaps when it
- *   contains an excluded address or overlaps a taken address or block; any error of `exclude`,
- *   `taken` or the range set as in {@link nextFreeBlock}.
+ *   wholly between one range's rangeStart and rangeEnd; IP_UNAVAILABLE naming the block and what it
+ *   holds when it contains its range's gateway or an excluded address or overlaps a taken address
+ *   or block; any error of `exclude`, `taken` or the range set as in {@link nextFreeBlock}.
  */
 export function checkBlock(options: {
   rangeSet: RangeSet;
@@ -107,22 +111,37 @@ export function checkBlock(options: {
   exclude?: Iterable<string>;
   taken?: TakenAddresses | Iterable<string>;
 }): string {
-  const space = blockSpace(options.rangeSet, options.exclude);
+  const layout = PoolLayout.forRangeSet(options.rangeSet, options.exclude);
   const p = parsePrefix(options.cidr, "block");
   if (p.address !== p.network) throw hostBitsError("block", options.cidr, p);
   const cidr = formatPrefix(p.family, p.network, p.prefixLength);
-  if (p.family !== space.family) {
+  if (p.family !== layout.family) {
     throw new IpamError(
       "NOT_IN_RANGE",
-      `block ${cidr} is ${familyName(p.family)} but ${labelOf(space)} is ${familyName(space.family)}`,
+      `block ${cidr} is ${familyName(p.family)} but ${layout.label} is ${familyName(layout.family)}`,
     );
   }
-  if (!space.subnets.some((s) => p.network >= s.start && p.last <= s.end)) {
-    throw new IpamError("NOT_IN_RANGE", `block ${cidr} is not inside one subnet of ${labelOf(space)}`);
+  const at = layout.segmentOf(p.network);
+  if (at < 0 || p.last > (layout.segments[at] as Segment).end) {
+    throw new IpamError(
+      "NOT_IN_RANGE",
+      `block ${cidr} is not inside one range of ${layout.label}: a block is carved from between a ` +
+        "range's rangeStart and rangeEnd; ask for a block inside one, or widen the range",
+    );
   }
+  const range = options.rangeSet.ranges[at]!;
+  const { gateway } = resolveRange(range);
+  if (gateway >= p.network && gateway <= p.last) {
+    throw new IpamError(
+      "IP_UNAVAILABLE",
+      `block ${cidr} contains the gateway ${formatAddress(p.family, gateway)} of range ${range.toString()}: ` +
+        "ask for a block without it",
+    );
+  }
+  // The range's gateway is out of the block, so anything else blocked in it is excluded.
   const conflicts: [ReadonlyIntervalSet, string][] = [
-    [space.blocked, "excluded"],
-    [takenBlocks(options.taken, space.family), "taken"],
+    [layout.blocked, "excluded"],
+    [takenBlocks(options.taken, layout.family), "taken"],
   ];
   for (const [set, what] of conflicts) {
     const hit = set.intervals(p.network, p.last).next();
@@ -132,7 +151,7 @@ export function checkBlock(options: {
       s === p.network && e === p.last
         ? `is ${what}`
         : `${what === "taken" ? "overlaps" : "contains"} ${what} ${formatSpan(p.family, s, e)}`;
-    throw new IpamError("IP_UNAVAILABLE", `block ${cidr} ${why} in ${labelOf(space)}`);
+    throw new IpamError("IP_UNAVAILABLE", `block ${cidr} ${why} in ${layout.label}`);
   }
   return cidr;
 }
@@ -176,22 +195,22 @@ function takenBlocks(
 
 /** First fit: see {@link nextFreeBlock}'s `round-robin`. */
 function firstFit(
-  space: BlockSpace,
+  layout: PoolLayout,
   size: bigint,
   taken: ReadonlyIntervalSet,
   cursor?: bigint,
 ): bigint | undefined {
-  const { subnets } = space;
-  const n = subnets.length;
-  const at = cursor === undefined ? -1 : subnets.findIndex((s) => cursor >= s.start && cursor <= s.end);
-  // From a cursor in subnet `at`: the rest of `at`, the following subnets wrapping around, then the
-  // blocks of `at` whose network address is not after the cursor. Otherwise: every subnet in order.
+  const { segments } = layout;
+  const n = segments.length;
+  const at = cursor === undefined ? -1 : layout.segmentOf(cursor);
+  // From a cursor in range `at`: the rest of `at`, the following ranges wrapping around, then the
+  // blocks of `at` whose network address is not after the cursor. Otherwise: every range in order.
   for (let k = 0; k < (at < 0 ? n : n + 1); k++) {
-    const s = subnets[at < 0 ? k : (at + k) % n] as Subnet;
+    const s = segments[at < 0 ? k : (at + k) % n] as Segment;
     if (size > s.end - s.start + 1n) continue;
     const from = at >= 0 && k === 0 ? (cursor as bigint) + 1n : s.start;
     const limit = at >= 0 && k === n ? (cursor as bigint) : s.end;
-    for (const [holeStart, holeEnd] of holes(from, s.end, space.blocked, taken)) {
+    for (const [holeStart, holeEnd] of holes(from, s.end, layout.blocked, taken)) {
       const c = alignUp(holeStart, size);
       if (c > limit) break;
       if (c + size - 1n <= holeEnd) return c;
@@ -201,13 +220,13 @@ function firstFit(
 }
 
 /** Best fit: see {@link nextFreeBlock}'s `lowest-free`. */
-function bestFit(space: BlockSpace, size: bigint, taken: ReadonlyIntervalSet): bigint | undefined {
+function bestFit(layout: PoolLayout, size: bigint, taken: ReadonlyIntervalSet): bigint | undefined {
   let best: { start: bigint; size: bigint } | undefined;
   // Ascending address order, so the first exact fit is the answer and ties keep the lowest.
-  const subnets = [...space.subnets].sort((a, b) => (a.start < b.start ? -1 : 1));
-  for (const s of subnets) {
+  const segments = [...layout.segments].sort((a, b) => (a.start < b.start ? -1 : 1));
+  for (const s of segments) {
     if (size > s.end - s.start + 1n) continue;
-    for (const [holeStart, holeEnd] of holes(s.start, s.end, space.blocked, taken)) {
+    for (const [holeStart, holeEnd] of holes(s.start, s.end, layout.blocked, taken)) {
       for (const block of cidrBlocks(holeStart, holeEnd)) {
         if (block.size < size || (best !== undefined && block.size >= best.size)) continue;
         if (block.size === size) return block.start;

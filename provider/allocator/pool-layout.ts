@@ -35,7 +35,8 @@ export interface Found {
 /**
  * The compiled form of a pool that every search shares: its family, its ordered allocatable
  * segments, and the addresses never handed out (gateways and exclusions). IpAllocator, NodeAllocator,
- * nextFree, poolCapacity and freeCount are all thin wrappers over this one mechanism. Internal.
+ * nextFree, poolCapacity and freeCount are all thin wrappers over this one mechanism, and blocks
+ * (nextFreeBlock, checkBlock) are carved from the same segments, never over what it blocks. Internal.
  */
 export class PoolLayout {
   constructor(

@@ -25,17 +25,26 @@ interface Block {
   size: bigint;
 }
 
+/** A range as blocks see it: its allocatable span [start, end] and its gateway. */
+interface Segment {
+  start: bigint;
+  end: bigint;
+  gateway: bigint;
+}
+
 /**
  * A pool in a 256-address universe: up to three subnets of 4 to 64 addresses, one per quarter, in
- * random range-set order (a subnet may be given as two ranges splitting it), plus taken and excluded
- * entries (addresses and small CIDRs, some outside every subnet).
+ * random range-set order, each one range or two ranges splitting it, with rangeStart, rangeEnd and
+ * gateway given or left to host-local's defaults (a gateway may lie inside the range, elsewhere in
+ * the subnet, or outside it); plus taken and excluded entries (addresses and small CIDRs, some
+ * outside every range).
  */
 interface Pool {
   family: 4 | 6;
   bits: number;
   inits: RangeInit[];
-  /** Distinct subnets in range-set order. */
-  subnets: Block[];
+  /** The ranges in range-set order, with host-local's defaults worked out here, not by the allocator. */
+  segments: Segment[];
   exclude: string[];
   excluded: Set<bigint>;
   takenEntries: Block[];
@@ -46,12 +55,24 @@ const entryArb = fc.record({
   hostBits: fc.integer({ min: 0, max: 4 }),
 });
 
+/** A bound or gateway: left out (the default), or an offset into the subnet (or, a gateway, beyond it). */
+const fieldArb = fc.option(fc.nat({ max: 1000 }), { nil: undefined });
+
 const poolArb: fc.Arbitrary<Pool> = fc
   .record({
     family: fc.constantFrom<4 | 6>(4, 6),
     quarters: fc.uniqueArray(fc.integer({ min: 0, max: 3 }), { minLength: 1, maxLength: 3 }),
     shapes: fc.array(
-      fc.record({ hostBits: fc.integer({ min: 2, max: 6 }), slot: fc.nat(), split: fc.boolean() }),
+      fc.record({
+        hostBits: fc.integer({ min: 2, max: 6 }),
+        slot: fc.nat(),
+        split: fc.boolean(),
+        cut: fc.nat(),
+        bounds: fc.array(fc.record({ start: fieldArb, end: fieldArb, gateway: fieldArb }), {
+          minLength: 2,
+          maxLength: 2,
+        }),
+      }),
       { minLength: 3, maxLength: 3 },
     ),
     excl: fc.array(entryArb, { maxLength: 3 }),
@@ -61,19 +82,44 @@ const poolArb: fc.Arbitrary<Pool> = fc
     const base = family === 4 ? V4_BASE : V6_BASE;
     const bits = family === 4 ? 32 : 128;
     const inits: RangeInit[] = [];
-    const subnets: Block[] = [];
+    const segments: Segment[] = [];
     quarters.forEach((q, i) => {
-      const { hostBits, slot, split } = shapes[i] as (typeof shapes)[number];
+      const { hostBits, slot, split, cut, bounds } = shapes[i] as (typeof shapes)[number];
       const size = 1n << BigInt(hostBits);
       const start = base + BigInt(q * 64) + (BigInt(slot) % (64n / size)) * size;
+      const last = start + size - 1n;
       const subnet = `${fmt(family, start)}/${bits - hostBits}`;
-      subnets.push({ start, size });
-      if (!split) inits.push({ subnet });
+      // host-local's defaults: gateway and rangeStart network + 1, rangeEnd broadcast − 1 (IPv4).
+      const dflt = { start: start + 1n, end: family === 4 ? last - 1n : last, gateway: start + 1n };
+      // One range over [lo, hi] of the subnet, or two: [lo, mid] and [mid + 1, hi].
+      const parts: [bigint, bigint][] = [];
+      if (!split) parts.push([start, last]);
       else {
-        // Two ranges of one subnet: one block space.
-        inits.push({ subnet, rangeStart: fmt(family, start + 1n), rangeEnd: fmt(family, start + 1n) });
-        inits.push({ subnet, rangeStart: fmt(family, start + 2n), rangeEnd: fmt(family, start + 2n) });
+        const mid = start + (BigInt(cut) % (size - 1n));
+        parts.push([start, mid], [mid + 1n, last]);
       }
+      parts.forEach(([lo, hi], k) => {
+        const b = bounds[k] as (typeof bounds)[number];
+        const within = (o: number | undefined, from: bigint, to: bigint) =>
+          o === undefined ? undefined : from + (BigInt(o) % (to - from + 1n));
+        // A split range gives both bounds (the defaults would overlap the other part).
+        let rs = within(b.start, lo, hi) ?? (split ? lo : undefined);
+        let re = within(b.end, rs ?? dflt.start, hi) ?? (split ? hi : undefined);
+        if ((rs ?? dflt.start) > (re ?? dflt.end)) [rs, re] = [lo, hi];
+        // A gateway anywhere in the subnet, or (an offset past it) somewhere in the universe.
+        const gw =
+          b.gateway === undefined
+            ? undefined
+            : b.gateway < 500
+              ? start + (BigInt(b.gateway) % size)
+              : base + (BigInt(b.gateway) % 256n);
+        const init: RangeInit = { subnet };
+        if (rs !== undefined) init.rangeStart = fmt(family, rs);
+        if (re !== undefined) init.rangeEnd = fmt(family, re);
+        if (gw !== undefined) init.gateway = fmt(family, gw);
+        inits.push(init);
+        segments.push({ start: rs ?? dflt.start, end: re ?? dflt.end, gateway: gw ?? dflt.gateway });
+      });
     });
     const block = ({ offset, hostBits }: { offset: number; hostBits: number }): Block => {
       const size = 1n << BigInt(hostBits);
@@ -90,7 +136,7 @@ const poolArb: fc.Arbitrary<Pool> = fc
       family,
       bits,
       inits,
-      subnets,
+      segments,
       exclude: exclBlocks.map(text),
       excluded,
       takenEntries: taken.map(block),
@@ -100,11 +146,18 @@ const poolArb: fc.Arbitrary<Pool> = fc
 const cidr = (pool: Pool, b: Block): string =>
   `${fmt(pool.family, b.start)}/${pool.bits - b.size.toString(2).length + 1}`;
 
+/** Whether block `b` lies between the range's rangeStart and rangeEnd. */
+const within = (s: Segment, b: Block): boolean => b.start >= s.start && b.start + b.size - 1n <= s.end;
+
 /** The brute-force oracle: enumerates every aligned candidate and tests it value by value. */
 class Oracle {
   readonly taken = new Set<bigint>();
+  /** Each range's gateway where that range holds it (host-local skips it there). */
+  readonly gateways = new Set<bigint>();
   constructor(readonly pool: Pool) {
     for (const b of pool.takenEntries) this.hold(b);
+    for (const s of pool.segments)
+      if (s.gateway >= s.start && s.gateway <= s.end) this.gateways.add(s.gateway);
   }
   hold(b: Block): void {
     for (let v = b.start; v < b.start + b.size; v++) this.taken.add(v);
@@ -114,47 +167,45 @@ class Oracle {
   }
   free(start: bigint, size: bigint): boolean {
     for (let v = start; v < start + size; v++)
-      if (this.taken.has(v) || this.pool.excluded.has(v)) return false;
+      if (this.taken.has(v) || this.pool.excluded.has(v) || this.gateways.has(v)) return false;
     return true;
   }
-  /** Every free aligned block of `size` in `subnet`, ascending. */
-  candidates(subnet: Block, size: bigint): Block[] {
+  /** Every free aligned block of `size` between the range's rangeStart and rangeEnd, ascending. */
+  candidates(segment: Segment, size: bigint): Block[] {
     const out: Block[] = [];
-    for (let s = subnet.start; s + size <= subnet.start + subnet.size; s += size) {
+    for (let s = ((segment.start + size - 1n) / size) * size; s + size - 1n <= segment.end; s += size) {
       if (this.free(s, size)) out.push({ start: s, size });
     }
     return out;
   }
   /** First fit after the cursor's last address, in range-set order, wrapping. */
   firstFit(size: bigint, cursor?: bigint): Block | undefined {
-    const subnets = this.pool.subnets;
-    const at = subnets.findIndex(
-      (s) => cursor !== undefined && cursor >= s.start && cursor < s.start + s.size,
-    );
-    if (at < 0) return subnets.flatMap((s) => this.candidates(s, size))[0];
+    const segments = this.pool.segments;
+    const at = segments.findIndex((s) => cursor !== undefined && cursor >= s.start && cursor <= s.end);
+    if (at < 0) return segments.flatMap((s) => this.candidates(s, size))[0];
     const c = cursor as bigint;
-    const home = this.candidates(subnets[at] as Block, size);
+    const home = this.candidates(segments[at] as Segment, size);
     const order = [
       ...home.filter((b) => b.start > c),
-      ...subnets.slice(at + 1).flatMap((s) => this.candidates(s, size)),
-      ...subnets.slice(0, at).flatMap((s) => this.candidates(s, size)),
+      ...segments.slice(at + 1).flatMap((s) => this.candidates(s, size)),
+      ...segments.slice(0, at).flatMap((s) => this.candidates(s, size)),
       ...home.filter((b) => b.start <= c),
     ];
     return order[0];
   }
   /**
-   * Best fit: for each free candidate, the largest free aligned block around it inside its subnet;
+   * Best fit: for each free candidate, the largest free aligned block around it inside its range;
    * the candidate whose container is smallest, then lowest, then the lowest candidate in it.
    */
   bestFit(size: bigint): Block | undefined {
     let best: { container: Block; block: Block } | undefined;
-    for (const subnet of this.pool.subnets) {
-      for (const block of this.candidates(subnet, size)) {
+    for (const segment of this.pool.segments) {
+      for (const block of this.candidates(segment, size)) {
         let container = block;
         for (;;) {
           const up = container.size * 2n;
           const start = container.start - (container.start % up);
-          if (up > subnet.size || !this.free(start, up)) break;
+          if (!within(segment, { start, size: up }) || !this.free(start, up)) break;
           container = { start, size: up };
         }
         const rank = (x: { container: Block; block: Block }): bigint[] => [
@@ -234,11 +285,12 @@ describe("block properties", () => {
           );
           expect(actual).toBe(expected === undefined ? "POOL_EXHAUSTED" : cidr(pool, expected));
           if (expected === undefined) return;
-          // The invariants, stated on their own: aligned, inside one subnet, overlapping nothing.
+          // The invariants, stated on their own: aligned, between one range's rangeStart and
+          // rangeEnd, not holding that range's gateway, overlapping nothing.
           expect(expected.start % size).toBe(0n);
-          expect(
-            pool.subnets.some((s) => expected.start >= s.start && expected.start + size <= s.start + s.size),
-          ).toBe(true);
+          const home = pool.segments.find((s) => within(s, expected));
+          expect(home).toBeDefined();
+          expect(home!.gateway >= expected.start && home!.gateway < expected.start + size).toBe(false);
           expect(oracle.free(expected.start, size)).toBe(true);
         },
       ),
@@ -246,16 +298,14 @@ describe("block properties", () => {
     );
   });
 
-  it("checkBlock accepts exactly the aligned blocks of one subnet that are free", () => {
+  it("checkBlock accepts exactly the aligned blocks of one range (rangeStart to rangeEnd) that are free", () => {
     fc.assert(
       fc.property(poolArb, fc.integer({ min: 0, max: 300 }), hostBitsArb, (pool, offset, hostBits) => {
         const oracle = new Oracle(pool);
         const size = 1n << BigInt(hostBits);
         const base = pool.family === 4 ? V4_BASE : V6_BASE;
         const block = { start: base + (BigInt(offset) / size) * size, size };
-        const inside = pool.subnets.some(
-          (s) => block.start >= s.start && block.start + size <= s.start + s.size,
-        );
+        const inside = pool.segments.some((s) => within(s, block));
         const expected = !inside
           ? "NOT_IN_RANGE"
           : oracle.free(block.start, size)

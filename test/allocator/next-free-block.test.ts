@@ -12,15 +12,29 @@ import {
   type ReadonlyIntervalSet,
 } from "../../provider/allocator";
 
-type Ranges = (string | RangeInit)[];
-const set = (ranges: Ranges): RangeSet =>
-  new RangeSet(ranges.map((r) => (typeof r === "string" ? { subnet: r } : r)));
-
 /** The first and last address of a CIDR, read by ip-address (independent of ours). */
 function span(cidr: string): [bigint, bigint] {
   const a = cidr.includes(":") ? new Address6(cidr) : new Address4(cidr);
   return [a.startAddress().bigInt(), a.endAddress().bigInt()];
 }
+
+/**
+ * A range over the whole of `subnet`, its gateway just outside it: what most cases below use, so
+ * they exercise the search itself. Where a range's bounds and gateway keep blocks out (host-local's
+ * defaults among them) has cases of its own, written as RangeInit objects.
+ */
+function whole(subnet: string): RangeInit {
+  const v6 = subnet.includes(":");
+  const text = (v: bigint) =>
+    v6 ? Address6.fromBigInt(v).correctForm() : Address4.fromBigInt(v).correctForm();
+  const [first, last] = span(subnet);
+  const gateway = last + 1n < 1n << (v6 ? 128n : 32n) ? last + 1n : first - 1n;
+  return { subnet, rangeStart: text(first), rangeEnd: text(last), gateway: text(gateway) };
+}
+
+type Ranges = (string | RangeInit)[];
+const set = (ranges: Ranges): RangeSet =>
+  new RangeSet(ranges.map((r) => (typeof r === "string" ? whole(r) : r)));
 
 const v6 = (cidr: string): bigint => span(cidr)[0];
 
@@ -30,19 +44,70 @@ describe("nextFreeBlock", () => {
   it.each<[string, Ranges, Options, string]>([
     // First fit (round-robin, the default) without a cursor.
     ["first fit from the start", ["10.0.0.0/16"], { prefixLength: 24 }, "10.0.0.0/24"],
-    ["the subnet's network address counts", ["10.0.0.0/24"], { prefixLength: 32 }, "10.0.0.0/32"],
+    // Blocks come from between rangeStart and rangeEnd, never over the range's gateway (issue #56).
     [
-      "rangeStart, rangeEnd and gateway do not restrict blocks",
-      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.100", rangeEnd: "10.0.0.200", gateway: "10.0.0.1" }],
-      { prefixLength: 24 },
-      "10.0.0.0/24",
+      "from inside rangeStart-rangeEnd, not from the rest of the subnet",
+      [{ subnet: "10.90.0.0/16", rangeStart: "10.90.7.0", rangeEnd: "10.90.7.255", gateway: "10.90.0.1" }],
+      { prefixLength: 26 },
+      "10.90.7.0/26",
     ],
-    ["a /16 out of a /8 range", ["10.0.0.0/8"], { prefixLength: 16 }, "10.0.0.0/16"],
     [
-      "a nested subnet adds nothing; the outer one gives the block",
-      [{ subnet: "10.0.0.0/16", rangeStart: "10.0.0.1", rangeEnd: "10.0.0.255" }, "10.0.1.0/24"],
+      "best fit inside rangeStart-rangeEnd",
+      [{ subnet: "10.90.0.0/16", rangeStart: "10.90.7.0", rangeEnd: "10.90.7.255", gateway: "10.90.0.1" }],
+      { prefixLength: 26, strategy: "lowest-free" },
+      "10.90.7.0/26",
+    ],
+    [
+      "a range that is one aligned block gives it whole",
+      [{ subnet: "10.90.0.0/16", rangeStart: "10.90.7.0", rangeEnd: "10.90.7.255", gateway: "10.90.0.1" }],
+      { prefixLength: 24 },
+      "10.90.7.0/24",
+    ],
+    [
+      "the default range: the subnet's first block holds its network address and gateway",
+      [{ subnet: "10.0.0.0/8" }],
       { prefixLength: 16 },
-      "10.0.0.0/16",
+      "10.1.0.0/16",
+    ],
+    [
+      "the default range of a /24: no /32 of the network address",
+      [{ subnet: "10.0.0.0/24" }],
+      { prefixLength: 32 },
+      "10.0.0.2/32",
+    ],
+    [
+      "the default range: the subnet's last block holds its broadcast address",
+      [{ subnet: "10.0.0.0/24" }],
+      { prefixLength: 26, cursor: "10.0.0.128/26" },
+      "10.0.0.64/26",
+    ],
+    [
+      "a gateway inside the range: first fit steps over the block holding it",
+      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.0", rangeEnd: "10.0.0.255", gateway: "10.0.0.70" }],
+      { prefixLength: 26, taken: ["10.0.0.0/26"] },
+      "10.0.0.128/26",
+    ],
+    [
+      "a gateway inside the range: best fit leaves it out of the free space",
+      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.0", rangeEnd: "10.0.0.255", gateway: "10.0.0.70" }],
+      { prefixLength: 27, strategy: "lowest-free" },
+      "10.0.0.96/27",
+    ],
+    [
+      "rangeEnd cuts the last block off: the cursor wraps",
+      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.0", rangeEnd: "10.0.0.254", gateway: "10.0.1.1" }],
+      { prefixLength: 26, cursor: "10.0.0.128/26" },
+      "10.0.0.0/26",
+    ],
+    [
+      // As for single addresses (host-local skips a range's gateway in that range only).
+      "a gateway outside its own range keeps nothing out of another",
+      [
+        { subnet: "10.0.0.0/24", rangeStart: "10.0.0.0", rangeEnd: "10.0.0.127", gateway: "10.0.0.130" },
+        { subnet: "10.0.0.0/24", rangeStart: "10.0.0.128", rangeEnd: "10.0.0.255", gateway: "10.0.0.10" },
+      ],
+      { prefixLength: 26, cursor: "10.0.0.64/26" },
+      "10.0.0.128/26",
     ],
     [
       "too long for the first subnet, found in the next",
@@ -159,13 +224,23 @@ describe("nextFreeBlock", () => {
       "10.0.0.0/26",
     ],
     // IPv6.
-    ["a /64 out of a /48", ["2001:db8::/48"], { prefixLength: 64 }, "2001:db8::/64"],
-    ["the whole address space as one block", ["::/0"], { prefixLength: 0, cursor: "ffff::/16" }, "::/0"],
+    [
+      "a /64 out of a /48: not the first, which holds the network address and the gateway",
+      [{ subnet: "2001:db8::/48" }],
+      { prefixLength: 64 },
+      "2001:db8:0:1::/64",
+    ],
+    [
+      "the whole address space: its first half holds the gateway",
+      [{ subnet: "::/0" }],
+      { prefixLength: 1, cursor: "ffff::/16" },
+      "8000::/1",
+    ],
     [
       "a cursor on the last address wraps",
-      ["0.0.0.0/0"],
-      { prefixLength: 1, cursor: "255.255.255.255", taken: ["0.0.0.0/2"] },
-      "128.0.0.0/1",
+      [{ subnet: "0.0.0.0/0", rangeStart: "0.0.0.0", rangeEnd: "255.255.255.255", gateway: "0.0.0.1" }],
+      { prefixLength: 2, cursor: "255.255.255.255", taken: ["64.0.0.0/2"] },
+      "128.0.0.0/2",
     ],
     [
       "the /64 after a cursor",
@@ -321,11 +396,17 @@ describe("nextFreeBlock", () => {
 
 describe("checkBlock", () => {
   it.each<[string, Ranges, string, Partial<Parameters<typeof checkBlock>[0]>, string]>([
-    ["a block inside the subnet", ["10.0.0.0/16"], "10.0.1.0/24", {}, "10.0.1.0/24"],
-    ["the whole subnet", ["10.0.0.0/16"], "10.0.0.0/16", {}, "10.0.0.0/16"],
+    ["a block inside the range", ["10.0.0.0/16"], "10.0.1.0/24", {}, "10.0.1.0/24"],
     [
-      "outside rangeStart-rangeEnd but inside the subnet",
-      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.10", rangeEnd: "10.0.0.20" }],
+      "a block inside rangeStart-rangeEnd",
+      [{ subnet: "10.90.0.0/16", rangeStart: "10.90.7.0", rangeEnd: "10.90.7.255", gateway: "10.90.0.1" }],
+      "10.90.7.64/26",
+      {},
+      "10.90.7.64/26",
+    ],
+    [
+      "the whole subnet when the range is all of it and the gateway outside",
+      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.0", rangeEnd: "10.0.0.255", gateway: "10.0.1.1" }],
       "10.0.0.0/24",
       {},
       "10.0.0.0/24",
@@ -362,28 +443,54 @@ describe("checkBlock", () => {
       "block 10.0.1.5/24 has host bits set: for a /24 prefix the network address is 10.0.1.0 (use 10.0.1.0/24)",
     ],
     [
+      "in the subnet but outside rangeStart-rangeEnd (issue #56)",
+      [{ subnet: "10.90.0.0/16", rangeStart: "10.90.7.0", rangeEnd: "10.90.7.255", gateway: "10.90.0.1" }],
+      "10.90.0.0/26",
+      {},
+      "NOT_IN_RANGE",
+      "block 10.90.0.0/26 is not inside one range of range set 10.90.7.0-10.90.7.255: a block is carved " +
+        "from between a range's rangeStart and rangeEnd; ask for a block inside one, or widen the range",
+    ],
+    [
+      "holding the subnet's network address, outside the default range",
+      [{ subnet: "10.0.0.0/16" }],
+      "10.0.0.0/16",
+      {},
+      "NOT_IN_RANGE",
+      "block 10.0.0.0/16 is not inside one range of range set 10.0.0.1-10.0.255.254",
+    ],
+    [
+      "holding the range's gateway",
+      [{ subnet: "10.0.0.0/24", rangeStart: "10.0.0.0", rangeEnd: "10.0.0.255", gateway: "10.0.0.70" }],
+      "10.0.0.64/26",
+      {},
+      "IP_UNAVAILABLE",
+      "block 10.0.0.64/26 contains the gateway 10.0.0.70 of range 10.0.0.0-10.0.0.255: ask for a block " +
+        "without it",
+    ],
+    [
       "outside the set",
       ["10.0.0.0/16"],
       "10.1.0.0/24",
       {},
       "NOT_IN_RANGE",
-      "block 10.1.0.0/24 is not inside one subnet of range set 10.0.0.0-10.0.255.255",
+      "block 10.1.0.0/24 is not inside one range of range set 10.0.0.0-10.0.255.255",
     ],
     [
-      "larger than the subnet",
+      "larger than the range",
       ["10.0.0.0/16"],
       "10.0.0.0/8",
       {},
       "NOT_IN_RANGE",
-      "block 10.0.0.0/8 is not inside one subnet",
+      "block 10.0.0.0/8 is not inside one range",
     ],
     [
-      "across two subnets",
+      "across two ranges",
       ["10.0.0.0/25", "10.0.0.128/25"],
       "10.0.0.0/24",
       {},
       "NOT_IN_RANGE",
-      "block 10.0.0.0/24 is not inside one subnet of range set 10.0.0.0-10.0.0.127,10.0.0.128-10.0.0.255",
+      "block 10.0.0.0/24 is not inside one range of range set 10.0.0.0-10.0.0.127,10.0.0.128-10.0.0.255",
     ],
     [
       "of the other family",

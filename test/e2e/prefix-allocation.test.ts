@@ -40,17 +40,21 @@ describe("PrefixAllocation with the real engine", () => {
       return out;
     };
 
+  // Blocks come from between each range's rangeStart and rangeEnd and never hold its gateway: with
+  // host-local's defaults a subnet's first block (its network address, the gateway) and, IPv4, its
+  // last (the broadcast address) are never handed out. Best fit takes the exact fits those edges
+  // leave: 10.1.0.0/16 below and 10.254.0.0/16 below the /8's top, and likewise in each /16.
   const expected = {
-    prod: "10.0.0.0/16",
-    "prod-a": "10.0.0.0/24",
-    "prod-b": "10.0.1.0/24",
-    dev: "10.1.0.0/16",
-    "dev-a": "10.1.0.0/24",
-    "dev-b": "10.1.1.0/24",
+    prod: "10.1.0.0/16",
+    "prod-a": "10.1.1.0/24",
+    "prod-b": "10.1.254.0/24",
+    dev: "10.254.0.0/16",
+    "dev-a": "10.254.1.0/24",
+    "dev-b": "10.254.254.0/24",
     // Lowest free after the gateway, outside both blocks.
-    vip: "10.2.0.0",
-    v6a: "2001:db8::/64",
-    v6b: "2001:db8:0:1::/64",
+    vip: "10.0.0.2",
+    v6a: "2001:db8:0:1::/64",
+    v6b: "2001:db8:0:2::/64",
   };
 
   it("shows every block at preview, child pools' blocks included, and up creates exactly those", async () => {
@@ -61,10 +65,10 @@ describe("PrefixAllocation with the real engine", () => {
     );
     expect(planned).toEqual(expected);
     expect(preview.planned("prod")).toMatchObject({
-      network: "10.0.0.0",
+      network: "10.1.0.0",
       prefixLength: 16,
-      first: "10.0.0.1",
-      last: "10.0.255.254",
+      first: "10.1.0.1",
+      last: "10.1.255.254",
       size: "65536",
     });
     const up = await h.up();
@@ -76,56 +80,59 @@ describe("PrefixAllocation with the real engine", () => {
     expect(changesOf((await h.refresh()).summary.resourceChanges)).toEqual({});
     const root = (await h.resources()).find((r) => r.urn.endsWith("IpPool::root"))!;
     expect(root.outputs?.allocations).toEqual([
-      { ip: "10.0.0.0/16", owner: expect.stringMatching(/PrefixAllocation::prod$/) },
-      { ip: "10.1.0.0/16", owner: expect.stringMatching(/PrefixAllocation::dev$/) },
-      { ip: "10.2.0.0", owner: expect.stringMatching(/IpAllocation::vip$/) },
+      { ip: "10.0.0.2", owner: expect.stringMatching(/IpAllocation::vip$/) },
+      { ip: "10.1.0.0/16", owner: expect.stringMatching(/PrefixAllocation::prod$/) },
+      { ip: "10.254.0.0/16", owner: expect.stringMatching(/PrefixAllocation::dev$/) },
     ]);
-    // The range's 2^24 - 2 addresses (no network, no broadcast), minus the two /16s (prod's holds the
-    // network address and the gateway, which are not the range's to count) and one address.
-    expect(root.outputs?.free).toBe(String(2 ** 24 - 2 - (65536 - 1) - 65536 - 1));
+    // The range's 2^24 - 2 addresses (no network, no broadcast) but the gateway, minus the two /16s
+    // (wholly inside the range) and one address.
+    expect(root.outputs?.free).toBe(String(2 ** 24 - 2 - 1 - 65536 * 2 - 1));
   });
 
   it("adds an environment first in program order without moving any block", async () => {
     await h.program(program(["test", "prod", "dev"]));
     const preview = await h.preview();
-    expect(preview.planned("test")?.cidr).toBe("10.3.0.0/16");
+    expect(preview.planned("test")?.cidr).toBe("10.2.0.0/16");
     const up = await h.up();
     // The block, its subnet pool and the pool's two blocks.
     expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 4 });
     for (const [name, cidr] of Object.entries(expected)) expect(up.outputs[name]?.value).toBe(cidr);
-    expect(up.outputs["test-a"]?.value).toBe("10.3.0.0/24");
+    expect(up.outputs["test-a"]?.value).toBe("10.2.1.0/24");
   });
 
   it("refuses at preview a requested block that overlaps a held one, naming its holder", async () => {
     await h.program(
       program(
         ["test", "prod", "dev"],
-        (root) => new PrefixAllocation("clash", { pool: root, cidr: "10.0.128.0/17" }),
+        (root) => new PrefixAllocation("clash", { pool: root, cidr: "10.1.128.0/17" }),
       ),
     );
     const err = String(await h.preview().catch((e: Error) => e));
     expect(err).toContain("[IP_UNAVAILABLE]");
     expect(err).toMatch(
-      /10\.0\.128\.0\/17 .*overlaps what is held by urn:pulumi:test::blocks::[^ ]*PrefixAllocation::prod/,
+      /10\.1\.128\.0\/17 .*overlaps what is held by urn:pulumi:test::blocks::[^ ]*PrefixAllocation::prod/,
     );
   });
 
   it.each([
     [
+      // vip's 10.0.0.2 is in no block the range allows (each holds the network address or the gateway).
       "a requested block over a held address",
-      "10.2.0.0/24",
-      /10\.2\.0\.0\/24 .*overlaps what is held by [^ ]*IpAllocation::vip/,
+      "10.3.0.0/24",
+      /10\.3\.0\.0\/24 .*overlaps what is held by [^ ]*IpAllocation::held/,
     ],
     [
       "an address inside a held block",
-      "10.1.7.7",
-      /requested address 10\.1\.7\.7 .*overlaps what is held by [^ ]*PrefixAllocation::dev/,
+      "10.254.7.7",
+      /requested address 10\.254\.7\.7 .*overlaps what is held by [^ ]*PrefixAllocation::dev/,
     ],
   ])("refuses at preview %s, naming its holder", async (_, entry, message) => {
     await h.program(
       program(["test", "prod", "dev"], (root) => {
-        if (entry.includes("/")) new PrefixAllocation("clash", { pool: root, cidr: entry });
-        else new IpAllocation("clash", { pool: root, ip: entry });
+        if (entry.includes("/")) {
+          new IpAllocation("held", { pool: root, ip: "10.3.0.9" });
+          new PrefixAllocation("clash", { pool: root, cidr: entry });
+        } else new IpAllocation("clash", { pool: root, ip: entry });
       }),
     );
     const err = String(await h.preview().catch((e: Error) => e));
@@ -201,16 +208,17 @@ describe("blocks planned in program order whatever order the engine checks them 
     };
     await h.program(parentProgram(24));
     const up = await h.up();
-    expect([up.outputs.parent?.value, up.outputs.web?.value]).toEqual(["10.50.0.0/24", "10.50.0.2"]);
+    // 10.50.0.0/24 holds the root's network address and gateway; web's is its child range's first.
+    expect([up.outputs.parent?.value, up.outputs.web?.value]).toEqual(["10.50.1.0/24", "10.50.1.2"]);
     await h.program(parentProgram(25));
     const err = String(await h.preview().catch((e: Error) => e));
     expect(err).toContain(
-      "[POOL_IN_USE] this change gives up block 10.50.0.0/24, and pools carved from it have holders",
+      "[POOL_IN_USE] this change gives up block 10.50.1.0/24, and pools carved from it have holders",
     );
-    expect(err).toMatch(/10\.50\.0\.2 \(held by urn:pulumi:test::block-order::[^)]*IpAllocation::web\)/);
-    await expect(h.up()).rejects.toThrow(/10\.50\.0\.2/);
+    expect(err).toMatch(/10\.50\.1\.2 \(held by urn:pulumi:test::block-order::[^)]*IpAllocation::web\)/);
+    await expect(h.up()).rejects.toThrow(/10\.50\.1\.2/);
     const state = await h.resources();
-    expect(state.find((r) => r.urn.endsWith("::parent"))?.outputs?.cidr).toBe("10.50.0.0/24");
+    expect(state.find((r) => r.urn.endsWith("::parent"))?.outputs?.cidr).toBe("10.50.1.0/24");
   });
 });
 
@@ -227,19 +235,19 @@ describe("a block renamed with adopt", () => {
 
   it("keeps the block: the new name adopts it, the old one's delete leaves it", async () => {
     await h.program(program({ old: {} }));
-    expect((await h.up()).outputs.old?.value).toBe("10.60.0.0/24");
-    await h.program(program({ old: {}, renamed: { cidr: "10.60.0.0/24" } }));
+    expect((await h.up()).outputs.old?.value).toBe("10.60.1.0/24");
+    await h.program(program({ old: {}, renamed: { cidr: "10.60.1.0/24" } }));
     const err = String(await h.preview().catch((e: Error) => e));
     expect(err).toMatch(
-      /requested block 10\.60\.0\.0\/24 .*is held by [^ ]*PrefixAllocation::old; set adopt: true/,
+      /requested block 10\.60\.1\.0\/24 .*is held by [^ ]*PrefixAllocation::old; set adopt: true/,
     );
-    await h.program(program({ renamed: { cidr: "10.60.0.0/24", adopt: true } }));
+    await h.program(program({ renamed: { cidr: "10.60.1.0/24", adopt: true } }));
     const up = await h.up();
     expect(changesOf(up.summary.resourceChanges)).toEqual({ create: 1, delete: 1 });
-    expect(up.outputs.renamed?.value).toBe("10.60.0.0/24");
+    expect(up.outputs.renamed?.value).toBe("10.60.1.0/24");
     // Held by the new name now: a new automatic block goes elsewhere.
-    await h.program(program({ renamed: { cidr: "10.60.0.0/24", adopt: true }, next: {} }));
-    expect((await h.preview()).planned("next")?.cidr).toBe("10.60.1.0/24");
+    await h.program(program({ renamed: { cidr: "10.60.1.0/24", adopt: true }, next: {} }));
+    expect((await h.preview()).planned("next")?.cidr).toBe("10.60.2.0/24");
   });
 
   it("refuses at preview to adopt an address inside another's block", async () => {
@@ -249,25 +257,25 @@ describe("a block renamed with adopt", () => {
         ranges: [{ subnet: "10.60.0.0/16" }],
         prefixLengths: { default: 24 },
       });
-      new PrefixAllocation("renamed", { pool, cidr: "10.60.0.0/24", adopt: true });
-      new IpAllocation("inside", { pool, ip: "10.60.0.9", adopt: true });
+      new PrefixAllocation("renamed", { pool, cidr: "10.60.1.0/24", adopt: true });
+      new IpAllocation("inside", { pool, ip: "10.60.1.9", adopt: true });
     });
     const err = String(await h.preview().catch((e: Error) => e));
     expect(err).toMatch(
-      /requested address 10\.60\.0\.9 .*overlaps what is held by [^ ]*PrefixAllocation::renamed/,
+      /requested address 10\.60\.1\.9 .*overlaps what is held by [^ ]*PrefixAllocation::renamed/,
     );
   });
 
   it("refuses to adopt a block that overlaps another's without being it", async () => {
     await h.program(
       program({
-        renamed: { cidr: "10.60.0.0/24", adopt: true },
-        wider: { cidr: "10.60.0.0/23", adopt: true },
+        renamed: { cidr: "10.60.1.0/24", adopt: true },
+        inner: { cidr: "10.60.1.0/25", adopt: true },
       }),
     );
     const err = String(await h.preview().catch((e: Error) => e));
     expect(err).toMatch(
-      /requested block 10\.60\.0\.0\/23 .*overlaps what is held by [^ ]*PrefixAllocation::renamed/,
+      /requested block 10\.60\.1\.0\/25 .*overlaps what is held by [^ ]*PrefixAllocation::renamed/,
     );
   });
 });
@@ -289,15 +297,17 @@ describe("a block given up for another", () => {
   it("is replaced when its pool and its child pools have no holders inside it", async () => {
     await h.program(program(26));
     const first = await h.up();
+    // The range's two whole /26s: 10.80.0.0/26 holds the network address and the gateway, .192/26
+    // the broadcast address.
     expect([first.outputs.other?.value, first.outputs.block?.value]).toEqual([
-      "10.80.0.0/26",
       "10.80.0.64/26",
+      "10.80.0.128/26",
     ]);
     await h.program(program(27));
     const preview = await h.preview();
-    expect(preview.planned("block")?.cidr).toBe("10.80.0.128/27");
+    expect(preview.planned("block")?.cidr).toBe("10.80.0.32/27");
     const up = await h.up();
-    expect(up.outputs.block?.value).toBe("10.80.0.128/27");
-    expect(up.outputs.other?.value).toBe("10.80.0.0/26");
+    expect(up.outputs.block?.value).toBe("10.80.0.32/27");
+    expect(up.outputs.other?.value).toBe("10.80.0.64/26");
   });
 });

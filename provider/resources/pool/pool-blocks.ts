@@ -88,9 +88,9 @@ export function blockChooser(pool: ResolvedPool, length: number) {
 }
 
 /**
- * Checks that `cidr` may be held as a block of the pool: aligned, wholly inside one of its subnets,
- * containing nothing excluded (reserved addresses are allowed: requesting them is what they are for).
- * Returns the canonical CIDR.
+ * Checks that `cidr` may be held as a block of the pool: aligned, wholly between one range's
+ * rangeStart and rangeEnd, not holding that range's gateway, containing nothing excluded (reserved
+ * addresses are allowed: requesting them is what they are for). Returns the canonical CIDR.
  * @throws IpamError INVALID_ADDRESS, HOST_BITS_SET, NOT_IN_RANGE or IP_UNAVAILABLE naming the block.
  */
 export function checkRequestableBlock(pool: ResolvedPool, cidr: string): string {

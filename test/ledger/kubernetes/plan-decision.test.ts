@@ -136,7 +136,12 @@ describe("withRecords", () => {
 });
 
 describe("decidePlan with blocks", () => {
-  const rangeSet = resolvePool({ ranges: [{ subnet: "10.20.0.0/22" }] }).pool!.rangeSets[0]!;
+  // Blocks come from the range, all of 10.20.0.0/22: the subnet's gateway is outside it.
+  const rangeSet = resolvePool({
+    ranges: [
+      { subnet: "10.20.0.0/21", rangeStart: "10.20.0.0", rangeEnd: "10.20.3.255", gateway: "10.20.7.254" },
+    ],
+  }).pool!.rangeSets[0]!;
   const blocksOf =
     (prefixLength: number) =>
     (taken: ReadonlyAddressSet, latest: readonly string[]): string =>

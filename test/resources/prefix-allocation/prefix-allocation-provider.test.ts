@@ -26,6 +26,13 @@ const v4: PoolSpec = {
   ranges: [{ subnet: "10.20.0.0/16" }],
   prefixLengths: { min: 20, max: 28, default: 24 },
 };
+// Issue #56's pool: a /16 whose range is one /24 of it, its gateway outside that.
+const lan: PoolSpec = {
+  ranges: [
+    { subnet: "10.90.0.0/16", rangeStart: "10.90.7.0", rangeEnd: "10.90.7.255", gateway: "10.90.0.1" },
+  ],
+  prefixLengths: { default: 26 },
+};
 const inputs = (pool: PoolSpec & { id?: string }, rest: Record<string, unknown> = {}) => ({
   holder: { stack: fakeStack(), owner: OWNER },
   pool: { id: POOL, ...pool },
@@ -37,6 +44,22 @@ describe("PrefixAllocation check", () => {
     ["a CIDR with host bits set", v4, { cidr: "10.20.3.1/24" }, "cidr", "HOST_BITS_SET", /10\.20\.3\.0\/24/],
     ["a CIDR outside the pool", v4, { cidr: "10.30.0.0/24" }, "cidr", "NOT_IN_RANGE", /10\.30\.0\.0\/24/],
     [
+      "a CIDR in the subnet but outside rangeStart-rangeEnd",
+      lan,
+      { cidr: "10.90.0.0/26" },
+      "cidr",
+      "NOT_IN_RANGE",
+      /^block 10\.90\.0\.0\/26 is not inside one range of range set 10\.90\.7\.0-10\.90\.7\.255: .*widen the range$/,
+    ],
+    [
+      "a CIDR holding the range's gateway",
+      { ...lan, ranges: [{ subnet: "10.90.0.0/16", rangeStart: "10.90.0.0", rangeEnd: "10.90.7.255" }] },
+      { cidr: "10.90.0.0/26" },
+      "cidr",
+      "IP_UNAVAILABLE",
+      /^block 10\.90\.0\.0\/26 contains the gateway 10\.90\.0\.1 of range 10\.90\.0\.0-10\.90\.7\.255/,
+    ],
+    [
       "a length outside the rule",
       v4,
       { prefixLength: 16 },
@@ -47,7 +70,7 @@ describe("PrefixAllocation check", () => {
     [
       "a requested CIDR outside the rule",
       v4,
-      { cidr: "10.20.0.0/29" },
+      { cidr: "10.20.1.0/29" },
       "cidr",
       "PREFIX_NOT_ALLOWED",
       /\/29 block/,
@@ -63,10 +86,10 @@ describe("PrefixAllocation check", () => {
     [
       "a length and a CIDR that disagree",
       v4,
-      { cidr: "10.20.0.0/24", prefixLength: 25 },
+      { cidr: "10.20.1.0/24", prefixLength: 25 },
       "prefixLength",
       "INVALID_INPUT",
-      /\/25 is not the length of cidr 10\.20\.0\.0\/24/,
+      /\/25 is not the length of cidr 10\.20\.1\.0\/24/,
     ],
     [
       "a block larger than every subnet",
@@ -126,31 +149,32 @@ describe("PrefixAllocation check", () => {
   it("plans the rule's default, shows the block's outputs, and keeps it when the default changes", async () => {
     const { inputs: planned, failures } = await prefixAllocationProvider.check({}, inputs(v4));
     expect(failures ?? []).toEqual([]);
+    // Not 10.20.0.0/24: it holds the network address and the gateway, which the range does not hand out.
     expect(planned).toMatchObject({
-      cidr: "10.20.0.0/24",
-      network: "10.20.0.0",
+      cidr: "10.20.1.0/24",
+      network: "10.20.1.0",
       prefixLength: 24,
-      first: "10.20.0.1",
-      last: "10.20.0.254",
+      first: "10.20.1.1",
+      last: "10.20.1.254",
       size: "256",
       poolId: POOL,
       owner: OWNER,
-      ips: ["10.20.0.0/24"],
+      ips: ["10.20.1.0/24"],
     });
     const again = await prefixAllocationProvider.check(
       planned,
       inputs({ ...v4, prefixLengths: { min: 20, max: 28, default: 26 } }),
     );
-    expect(again.inputs.cidr).toBe("10.20.0.0/24");
+    expect(again.inputs.cidr).toBe("10.20.1.0/24");
   });
 
   it("keeps a held block whose length a tightened rule no longer allows; a new block is refused", async () => {
     const { inputs: planned } = await prefixAllocationProvider.check({}, inputs(v4, { prefixLength: 24 }));
-    expect(planned.cidr).toBe("10.20.0.0/24");
+    expect(planned.cidr).toBe("10.20.1.0/24");
     const tight = { ...v4, prefixLengths: { min: 26, max: 28 } };
     const kept = await prefixAllocationProvider.check(planned, inputs(tight, { prefixLength: 24 }));
     expect(kept.failures ?? []).toEqual([]);
-    expect(kept.inputs.cidr).toBe("10.20.0.0/24");
+    expect(kept.inputs.cidr).toBe("10.20.1.0/24");
     const fresh = await prefixAllocationProvider.check({}, inputs(tight, { prefixLength: 24 }));
     expect(fresh.failures?.[0]).toMatchObject({ property: "prefixLength", code: "PREFIX_NOT_ALLOWED" });
   });
