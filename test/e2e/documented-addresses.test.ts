@@ -78,16 +78,16 @@ describe("addresses the docs state", () => {
 
 // docs/resources/prefix-allocation.md contrasts its best-fit (lowest-free) block with what the
 // default strategy would give: the same program under round-robin puts `small` at the start of the
-// subnet, and `large` finds no /25.
+// range, and `large` finds no /25.
 describe("the prefix-allocation page's best-fit block under round-robin", () => {
   const page = "docs/resources/prefix-allocation.md";
   const h = Harness.create("documented-rr");
   afterAll(() => h.dispose());
 
-  it("plans small at 10.9.0.0/27 and leaves no /25 for large, as the page says", async () => {
+  it("plans small at 10.9.1.0/27 and leaves no /25 for large, as the page says", async () => {
     const prose = fs.readFileSync(path.join(__dirname, "..", "..", page), "utf8").replace(/\s+/g, " ");
     expect(prose).toContain(
-      "with `round-robin`, `small` would take `10.9.0.0/27` and `large` would find no /25 (`POOL_EXHAUSTED`)",
+      "with `round-robin`, `small` would take `10.9.1.0/27` and `large` would find no /25 (`POOL_EXHAUSTED`)",
     );
     const block = stating.find((b) => b.file === page && b.code.includes('strategy: "lowest-free"'));
     expect(block, `${page}: the lowest-free block`).toBeDefined();
@@ -104,7 +104,7 @@ describe("the prefix-allocation page's best-fit block under round-robin", () => 
       .split("\n")
       .filter((l) => !l.includes('new PrefixAllocation("large"'))
       .join("\n");
-    expect((await run(withoutLarge)).planned("small")?.cidr).toBe("10.9.0.0/27");
+    expect((await run(withoutLarge)).planned("small")?.cidr).toBe("10.9.1.0/27");
     const failed = await run(roundRobin).then(
       () => "",
       (e: Error) => String(e),

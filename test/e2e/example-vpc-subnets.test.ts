@@ -31,23 +31,24 @@ function stackConfig(step: "." | "step2"): Record<string, string> {
 }
 
 // Every CIDR the sample config plans (prod, dev; two zones), then what step2 adds (staging between
-// them, a third zone): round-robin /16s from 10.0.0.0/8 and /24s from each /16, none moved.
+// them, a third zone): round-robin /16s from 10.0.0.0/8 and /24s from each /16, none moved. The
+// first block of each holds its network address and gateway, so it is never handed out.
 const dev = {
-  prod: "10.0.0.0/16",
-  "prod-us-east-1a": "10.0.0.0/24",
-  "prod-us-east-1b": "10.0.1.0/24",
-  dev: "10.1.0.0/16",
-  "dev-us-east-1a": "10.1.0.0/24",
-  "dev-us-east-1b": "10.1.1.0/24",
+  prod: "10.1.0.0/16",
+  "prod-us-east-1a": "10.1.1.0/24",
+  "prod-us-east-1b": "10.1.2.0/24",
+  dev: "10.2.0.0/16",
+  "dev-us-east-1a": "10.2.1.0/24",
+  "dev-us-east-1b": "10.2.2.0/24",
 };
 const step2 = {
   ...dev,
-  "prod-us-east-1c": "10.0.2.0/24",
-  staging: "10.2.0.0/16",
-  "staging-us-east-1a": "10.2.0.0/24",
-  "staging-us-east-1b": "10.2.1.0/24",
-  "staging-us-east-1c": "10.2.2.0/24",
-  "dev-us-east-1c": "10.1.2.0/24",
+  "prod-us-east-1c": "10.1.3.0/24",
+  staging: "10.3.0.0/16",
+  "staging-us-east-1a": "10.3.1.0/24",
+  "staging-us-east-1b": "10.3.2.0/24",
+  "staging-us-east-1c": "10.3.3.0/24",
+  "dev-us-east-1c": "10.2.3.0/24",
 };
 type Plan = Record<string, string>;
 
