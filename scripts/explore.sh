@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `npm run explore -- [--minutes N] [--seed S] [--length L] [--shrink-minutes M]`: runs the explorer
+# `npm run explore -- [--minutes N] [--seed S] [--length L] [--shrink-minutes M] [--cloud none|mixed|all]`: runs the explorer
 # (docs/exploring.md) against the real engine for N minutes (default 10) from seed S (default 1),
 # L edits a sequence (default 10); failing sequences are shrunk (at most M minutes each, default
 # 10) and written to .explore/found/ as case files that test/explore/cases/ can take.
@@ -12,6 +12,9 @@ while [ "$#" -gt 0 ]; do
     --seed) export EXPLORE_SEED="$2"; shift 2 ;;
     --length) export EXPLORE_LENGTH="$2"; shift 2 ;;
     --shrink-minutes) export EXPLORE_SHRINK_MINUTES="$2"; shift 2 ;;
+    --cloud)
+      case "$2" in none | mixed | all) export EXPLORE_CLOUD="$2" ;; *) echo "explore: --cloud takes none, mixed or all (got \"$2\")" >&2; exit 2 ;; esac
+      shift 2 ;;
     *) echo "explore: unknown option $1 (--minutes, --seed, --length, --shrink-minutes)" >&2; exit 2 ;;
   esac
 done
@@ -21,6 +24,7 @@ for n in "${EXPLORE_MINUTES:-1}" "${EXPLORE_SEED:-1}" "${EXPLORE_LENGTH:-1}" "${
   esac
 done
 bash scripts/setup.sh
+bash scripts/setup-moto.sh
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 export PULUMI_SKIP_UPDATE_CHECK=true PULUMI_DISABLE_AUTOMATIC_PLUGIN_ACQUISITION=true
 exec vitest run --project explore

@@ -10,6 +10,7 @@ it("keeps every promise over the fixed seeds' sequences", async () => {
   const figures = await explore({
     seed: 1,
     length: 8,
+    cloud: "mixed",
     maxSequences: 3,
     budgetMs: 8 * 60_000,
     shrinkMs: 0,

@@ -17,8 +17,9 @@ describe("generation", () => {
   });
 
   it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])("seed %i: every edit applies to the world before it", (seed) => {
-    let w = emptyWorld();
-    for (const edit of generateSequence(seed, 40).edits) {
+    const cloud = seed % 2 === 0;
+    let w = emptyWorld(cloud);
+    for (const edit of generateSequence(seed, 40, cloud).edits) {
       const next = applyEdit(w, edit);
       expect(next, JSON.stringify(edit)).toBeDefined();
       w = next!;
@@ -29,7 +30,9 @@ describe("generation", () => {
 
   it("covers every kind of edit over a few hundred steps", () => {
     const ops = new Set(
-      Array.from({ length: 20 }, (_, s) => generateSequence(100 + s, 30).edits.map((e) => e.op)).flat(),
+      Array.from({ length: 20 }, (_, s) =>
+        generateSequence(100 + s, 30, s % 2 === 0).edits.map((e) => e.op),
+      ).flat(),
     );
     expect([...ops].sort()).toEqual(
       [
@@ -38,8 +41,10 @@ describe("generation", () => {
         "addPool",
         "addPrefix",
         "domains",
+        "elasticIps",
         "exclude",
         "families",
+        "hostTags",
         "hosts",
         "pin",
         "prefixLength",
@@ -49,6 +54,8 @@ describe("generation", () => {
         "renamePool",
         "requestIp",
         "strategy",
+        "terminate",
+        "unassign",
       ].sort(),
     );
   });
@@ -125,6 +132,48 @@ describe("the model", () => {
     expect(text).toContain(`new IpPool("pool0", {"cniConfig":`);
     expect(text).toContain(`new EgressIp("web", { "pool": pool0,"namespace":"ns-h0"`);
     expect(text).toContain(`{ aliases: [{ name: "h0" }] }`);
+  });
+});
+
+describe("a cloud world", () => {
+  const withZone = applyEdit(emptyWorld(true), { op: "addPool", family: "ipv4", zone: "za" })!;
+
+  it("takes an aws EgressIp only over zones with a pool of their subnet, and one pool per zone", () => {
+    const both = { op: "addEgress", pool: 0, domains: ["za", "zb"], aws: { hostTags: "role" } } as const;
+    expect(applyEdit(withZone, { ...both, domains: [...both.domains] })).toBeUndefined();
+    expect(applyEdit(withZone, { op: "addPool", family: "ipv4", zone: "za" })).toBeUndefined();
+    expect(applyEdit(emptyWorld(), { op: "addPool", family: "ipv4", zone: "za" })).toBeUndefined();
+    const one = applyEdit(withZone, {
+      op: "addEgress",
+      pool: 0,
+      domains: ["za"],
+      aws: { hostTags: "role" },
+    })!;
+    expect(one.holders[0]).toMatchObject({ zonePools: { za: 0 }, aws: { hostTags: "role" } });
+  });
+
+  it("lets a placement move only off hosts its tags no longer take or that were terminated, and keeps its public address while adopting it", () => {
+    const w = applyEdit(withZone, {
+      op: "addEgress",
+      pool: 0,
+      domains: ["za"],
+      aws: { hostTags: "role", elasticIps: "allocate" },
+    })!;
+    const on = (host: string, publicIp = "54.0.0.1") =>
+      new Map([["h1/za/ipv4", { value: "10.0.1.4", host, publicIp }]]);
+    const narrowed = applyEdit(w, { op: "hostTags", holder: 1, hostTags: "role+team" })!;
+    expect(stable(w, on("a2"), narrowed, on("a0"))).toEqual([]);
+    expect(stable(w, on("a1"), narrowed, on("a0"))).toHaveLength(1);
+    const down = applyEdit(w, { op: "terminate", host: "a1" })!;
+    expect(stable(w, on("a1"), down, on("a0"))).toEqual([]);
+    const adopting = applyEdit(w, { op: "elasticIps", holder: 1, elasticIps: "adoptOwn" })!;
+    expect(stable(w, on("a1"), adopting, on("a1", "54.0.0.2"))).toEqual([
+      expect.objectContaining({
+        message: expect.stringContaining("public address 54.0.0.1 became 54.0.0.2"),
+      }),
+    ]);
+    const none = applyEdit(w, { op: "elasticIps", holder: 1 })!;
+    expect(stable(w, on("a1"), none, on("a1", ""))).toEqual([]);
   });
 });
 

@@ -3,7 +3,16 @@
  * world as it stands, so it applies; the same seed gives the same sequence everywhere.
  */
 import { Rng } from "./rng";
-import { applyEdit, domains, emptyWorld, namesInUse, type Edit, type PoolFamily, type World } from "./world";
+import {
+  applyEdit,
+  cloudHosts,
+  domains,
+  emptyWorld,
+  namesInUse,
+  type Edit,
+  type PoolFamily,
+  type World,
+} from "./world";
 
 /** A sequence to run: its seed and its edits, in order (a step is one edit, then preview and up). */
 export interface Sequence {
@@ -65,6 +74,9 @@ export function generateEdit(rng: Rng, w: World): Edit {
   const egress = holders.filter((h) => h.kind === "egress");
   const allocs = holders.filter((h) => h.kind === "alloc");
   const prefixes = holders.filter((h) => h.kind === "prefix");
+  // Pools of the cloud world's subnets take aws EgressIps only: an allocation there would not see
+  // the instances' addresses.
+  const plain = pools.filter((p) => !p.zone);
   const choices: [() => Edit, number][] = [
     [
       () => ({
@@ -72,14 +84,15 @@ export function generateEdit(rng: Rng, w: World): Edit {
         family: rng.weighted(families),
         ...(rng.chance(0.3) ? { strategy: "lowest-free" as const } : {}),
       }),
-      pools.length === 0 ? 100 : pools.length < 3 ? 2 : 0,
+      plain.length === 0 ? (w.cloud ? 20 : 100) : plain.length < 3 ? 2 : 0,
     ],
   ];
+  if (w.cloud) choices.push(...cloudEdits(rng, w));
   if (pools.length > 0) {
     choices.push(
       [
         () => {
-          const pool = rng.pick(pools);
+          const pool = rng.pick(plain);
           const single = pool.family !== "dual";
           return {
             op: "addAlloc",
@@ -89,11 +102,11 @@ export function generateEdit(rng: Rng, w: World): Edit {
             ...optionalName(rng, w),
           };
         },
-        4,
+        plain.length > 0 ? 4 : 0,
       ],
       [
         () => {
-          const pool = rng.pick(pools);
+          const pool = rng.pick(plain);
           return {
             op: "addEgress",
             pool: pool.id,
@@ -103,7 +116,7 @@ export function generateEdit(rng: Rng, w: World): Edit {
             ...optionalName(rng, w),
           };
         },
-        4,
+        plain.length > 0 ? 4 : 0,
       ],
       [() => ({ op: "exclude", pool: rng.pick(pools).id, offset: rng.int(1, 62) }), 1],
       [
@@ -124,7 +137,7 @@ export function generateEdit(rng: Rng, w: World): Edit {
         1,
       ],
     );
-    const single = pools.filter((p) => p.family !== "dual");
+    const single = plain.filter((p) => p.family !== "dual");
     if (single.length > 0)
       choices.push([
         () => ({
@@ -169,7 +182,8 @@ export function generateEdit(rng: Rng, w: World): Edit {
       () => ({ op: "prefixLength", holder: rng.pick(prefixes).id, prefixLength: prefixLength(rng) }),
       1,
     ]);
-  if (egress.length > 0)
+  const noneEgress = egress.filter((h) => !h.aws);
+  if (noneEgress.length > 0)
     choices.push(
       [
         () => {
@@ -183,7 +197,7 @@ export function generateEdit(rng: Rng, w: World): Edit {
       [
         () => ({
           op: "pin",
-          holder: rng.pick(egress).id,
+          holder: rng.pick(noneEgress).id,
           ...(rng.chance(0.5) ? { host: rng.pick(allHosts(w)) } : {}),
         }),
         1,
@@ -206,6 +220,66 @@ export function generateEdit(rng: Rng, w: World): Edit {
   return make();
 }
 
+/** Edits of a cloud world: its zone pools, aws EgressIps and their settings, and what people and hosts do. */
+function cloudEdits(rng: Rng, w: World): [() => Edit, number][] {
+  const out: [() => Edit, number][] = [];
+  const zones = w.pools.flatMap((p) => (p.zone ? [p.zone] : []));
+  const missing = domains.filter((d) => !zones.includes(d));
+  if (missing.length > 0)
+    out.push([
+      () => ({ op: "addPool", family: "ipv4", zone: rng.pick(missing) }),
+      zones.length === 0 ? 60 : 8,
+    ]);
+  if (zones.length > 0)
+    out.push([
+      () => {
+        const chosen = zones.length === 2 ? someDomains(rng) : zones;
+        return {
+          op: "addEgress",
+          pool: w.pools.find((p) => p.zone === chosen[0])!.id,
+          domains: chosen,
+          aws: {
+            hostTags: rng.chance(0.5) ? "role" : "role+team",
+            ...(rng.chance(0.6) ? { elasticIps: "allocate" as const } : {}),
+          },
+          ...optionalName(rng, w),
+        };
+      },
+      6,
+    ]);
+  const aws = w.holders.flatMap((h) => (h.kind === "egress" && h.aws ? [h] : []));
+  if (aws.length > 0)
+    out.push(
+      [
+        () => {
+          const h = rng.pick(aws);
+          return {
+            op: "hostTags",
+            holder: h.id,
+            hostTags: h.aws!.hostTags === "role" ? "role+team" : "role",
+          };
+        },
+        3,
+      ],
+      [
+        () => {
+          const h = rng.pick(aws);
+          const now = h.aws!.elasticIps;
+          const next = rng.pick(([undefined, "allocate", "adoptOwn"] as const).filter((e) => e !== now));
+          return { op: "elasticIps", holder: h.id, ...(next ? { elasticIps: next } : {}) };
+        },
+        4,
+      ],
+      [() => ({ op: "unassign", holder: rng.pick(aws).id }), 2],
+    );
+  const up = Object.values(cloudHosts)
+    .flat()
+    .filter((h) => !h.endsWith("3") && !w.down.includes(h));
+  if (aws.length > 0 && w.down.length < 2 && up.length > 0)
+    out.push([() => ({ op: "terminate", host: rng.pick(up) }), 2]);
+  return out;
+}
+
 function prefixLength(rng: Rng): number {
   return rng.pick([28, 29, 30]);
 }
@@ -223,9 +297,9 @@ function optionalName(rng: Rng, w: World): { name?: string } {
  * The edits `seed` gives when every one is accepted: a walk of the model alone (the runner
  * generates against the world the engine accepted, so a refused edit changes what follows).
  */
-export function generateSequence(seed: number, length: number): Sequence {
+export function generateSequence(seed: number, length: number, cloud = false): Sequence {
   const rng = new Rng(seed);
-  let world = emptyWorld();
+  let world = emptyWorld(cloud);
   const edits: Edit[] = [];
   while (edits.length < length) {
     const edit = generateEdit(rng, world);

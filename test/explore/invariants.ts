@@ -3,14 +3,23 @@
  * broke one (empty when it kept them). Inputs are plain data read from the engine (preview events,
  * the checkpoint, stack outputs), so the checks are tested on their own with tables.
  */
-import { egressFamilies, slotsOf, type World } from "./world";
+import { awsEligible, egressFamilies, slotsOf, type World } from "./world";
 
 /** The engine's placeholder for a value not known at preview. */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 
 /** A broken promise: which one, and what was seen. */
 export interface Violation {
-  invariant: "preview-is-up" | "stable" | "unique" | "quiet" | "destroy" | "coded" | "accepts-valid";
+  invariant:
+    | "preview-is-up"
+    | "stable"
+    | "unique"
+    | "quiet"
+    | "destroy"
+    | "coded"
+    | "accepts-valid"
+    | "foreign"
+    | "check";
   message: string;
 }
 
@@ -88,8 +97,9 @@ export function previewIsUp(planned: Record<string, Planned>, after: Held[]): Vi
 export function slotValues(
   w: World,
   outputs: Record<string, unknown>,
-): Map<string, { value: string; host?: string }> {
-  const out = new Map<string, { value: string; host?: string }>();
+  cloud?: { zoneOf: Record<string, string>; nameOf: Record<string, string> },
+): Map<string, SlotValue> {
+  const out = new Map<string, SlotValue>();
   for (const h of w.holders) {
     const v = outputs[`h${h.id}`];
     if (v === undefined) continue;
@@ -98,14 +108,26 @@ export function slotValues(
     else {
       const pool = w.pools.find((p) => p.id === h.pool)!;
       const byDomain = v as Record<string, Record<string, { ip: string; host: string }>>;
+      const publicIps = (outputs[`h${h.id}.publicIps`] ?? []) as (string | null | undefined)[];
+      const aws = h.aws && cloud;
       for (const family of egressFamilies(h, pool) ?? [])
-        for (const domain of h.domains) {
-          const placed = byDomain[domain]?.[family];
-          if (placed) out.set(`h${h.id}/${domain}/${family}`, { value: placed.ip, host: placed.host });
-        }
+        h.domains.forEach((domain, i) => {
+          const placed = byDomain[aws ? cloud.zoneOf[domain]! : domain]?.[family];
+          if (!placed) return;
+          const host = aws ? (cloud.nameOf[placed.host] ?? placed.host) : placed.host;
+          const publicIp = family === "ipv4" && publicIps[i] ? { publicIp: publicIps[i] } : {};
+          out.set(`h${h.id}/${domain}/${family}`, { value: placed.ip, host, ...publicIp });
+        });
     }
   }
   return out;
+}
+
+/** What one slot holds after an `up`: its address or block, and (egress) its host and public address. */
+export interface SlotValue {
+  value: string;
+  host?: string;
+  publicIp?: string;
 }
 
 /**
@@ -115,9 +137,9 @@ export function slotValues(
  */
 export function stable(
   before: World,
-  beforeValues: Map<string, { value: string; host?: string }>,
+  beforeValues: Map<string, SlotValue>,
   after: World,
-  afterValues: Map<string, { value: string; host?: string }>,
+  afterValues: Map<string, SlotValue>,
 ): Violation[] {
   const out: Violation[] = [];
   const old = new Map(slotsOf(before).map((s) => [s.key, s]));
@@ -143,6 +165,11 @@ export function stable(
       out.push({
         invariant: "stable",
         message: `${slot.holder} (${slot.key}): moved from host ${wasValue.host} to ${now.host}, which it could stay on`,
+      });
+    else if (was.publicKey === slot.publicKey && wasValue.publicIp && wasValue.publicIp !== now.publicIp)
+      out.push({
+        invariant: "stable",
+        message: `${slot.holder} (${slot.key}): its public address ${wasValue.publicIp} became ${now.publicIp ?? "none"} though its Elastic IP setting did not change (${slot.publicKey})`,
       });
   }
   return out;
@@ -236,8 +263,9 @@ export function mustAccept(w: World): boolean {
     }
     const families = egressFamilies(h, pool);
     if (!families) return false;
-    if (!h.host && h.domains.some((d) => (w.hosts[d] ?? []).length === 0)) return false;
-    for (const f of families) add(h.pool, f, h.domains.length);
+    const hostsOf = (d: string) => (h.aws ? awsEligible(w, d, h.aws.hostTags) : (w.hosts[d] ?? []));
+    if (!h.host && h.domains.some((d) => hostsOf(d).length === 0)) return false;
+    for (const f of families) for (const d of h.domains) add(h.zonePools?.[d] ?? h.pool, f, 1);
   }
   return [...demand.values()].every((n) => n <= 40);
 }

@@ -5,6 +5,16 @@
 import type * as pulumi from "@pulumi/pulumi";
 import { addressAt, subnetsOf, type HolderModel, type PoolModel, type World } from "./world";
 
+/** What a cloud world's program needs from the run: where EC2 is, and what an edit resolved. */
+export interface CloudContext {
+  region: string;
+  endpoint: string;
+  /** The availability zone of each domain. */
+  zoneOf: Record<string, string>;
+  /** The Elastic IPs each aws EgressIp adopted (`adoptOwn`), by holder ID: private IPv4 → allocation ID. */
+  adopted: Map<number, Record<string, string>>;
+}
+
 type Pkg = typeof import("../../provider/index");
 
 /** The IpPool arguments of a pool of the model. */
@@ -14,6 +24,7 @@ export function poolArgs(pool: PoolModel): Record<string, unknown> {
   const common = {
     ...(exclude.length > 0 ? { exclude } : {}),
     ...(pool.strategy ? { strategy: pool.strategy } : {}),
+    ...(pool.zone ? { cloudReserved: "aws" } : {}),
   };
   if (pool.family !== "dual") return { ranges: [{ subnet: (ipv4 ?? ipv6)! }], ...common };
   const cniConfig = JSON.stringify({
@@ -24,7 +35,7 @@ export function poolArgs(pool: PoolModel): Record<string, unknown> {
 }
 
 /** The arguments of a holder (its pool given separately). */
-export function holderArgs(w: World, h: HolderModel): Record<string, unknown> {
+export function holderArgs(w: World, h: HolderModel, cloud?: CloudContext): Record<string, unknown> {
   const pool = w.pools.find((p) => p.id === h.pool)!;
   if (h.kind === "alloc")
     return {
@@ -32,6 +43,24 @@ export function holderArgs(w: World, h: HolderModel): Record<string, unknown> {
       ...(h.family ? { family: h.family } : {}),
     };
   if (h.kind === "prefix") return { prefixLength: h.prefixLength };
+  if (h.aws) {
+    const eips = h.aws.elasticIps;
+    return {
+      namespace: h.namespace,
+      failureDomains: h.domains.map((d) => cloud?.zoneOf[d] ?? d),
+      provisioner: {
+        kind: "aws",
+        region: cloud?.region ?? "us-east-1",
+        endpoint: cloud?.endpoint ?? "<moto>",
+        hostTags: h.aws.hostTags === "role" ? { role: "egress" } : { role: "egress", team: "t" },
+        ...(eips === "allocate" ? { elasticIps: "allocate" } : {}),
+        ...(eips === "adoptOwn"
+          ? { elasticIps: { adopt: cloud?.adopted.get(h.id) ?? {}, allocate: true } }
+          : {}),
+      },
+      ...(h.families ? { families: h.families } : {}),
+    };
+  }
   return {
     namespace: h.namespace,
     failureDomains: h.domains,
@@ -47,21 +76,30 @@ const aliasesOf = (r: { aliases: string[] }) =>
 /**
  * The inline program of `w`, made of the package as the consumer project installed it. Its
  * outputs, `h<id>` per holder, are what each holder has: `ips` (an allocation), `cidr` (a block) or
- * `addresses` (an EgressIp, by domain and family).
+ * `addresses` (an EgressIp, by domain and family, and its `publicIps` as `h<id>.publicIps`).
  */
-export function programOf(w: World, pkg: Pkg): () => Promise<Record<string, unknown>> {
+export function programOf(w: World, pkg: Pkg, cloud?: CloudContext): () => Promise<Record<string, unknown>> {
   return async () => {
     const pools = new Map(
       w.pools.map((p) => [p.id, new pkg.IpPool(p.name, poolArgs(p) as never, aliasesOf(p))]),
     );
     const outputs: Record<string, pulumi.Output<unknown>> = {};
     for (const h of w.holders) {
-      const pool = pools.get(h.pool)!;
-      const args = { pool, ...holderArgs(w, h) } as never;
+      const pool =
+        h.kind === "egress" && h.zonePools
+          ? Object.fromEntries(
+              Object.entries(h.zonePools).map(([d, id]) => [cloud?.zoneOf[d] ?? d, pools.get(id)!]),
+            )
+          : pools.get(h.pool)!;
+      const args = { pool, ...holderArgs(w, h, cloud) } as never;
       if (h.kind === "alloc") outputs[`h${h.id}`] = new pkg.IpAllocation(h.name, args, aliasesOf(h)).ips;
       else if (h.kind === "prefix")
         outputs[`h${h.id}`] = new pkg.PrefixAllocation(h.name, args, aliasesOf(h)).cidr;
-      else outputs[`h${h.id}`] = new pkg.EgressIp(h.name, args, aliasesOf(h)).addresses;
+      else {
+        const e = new pkg.EgressIp(h.name, args, aliasesOf(h));
+        outputs[`h${h.id}`] = e.addresses;
+        outputs[`h${h.id}.publicIps`] = e.publicIps;
+      }
     }
     return outputs;
   };
@@ -81,7 +119,13 @@ export function programText(w: World): string {
   for (const p of w.pools)
     lines.push(`const pool${p.id} = new IpPool(${lit(p.name)}, ${lit(poolArgs(p))}${opts(p)});`);
   for (const h of w.holders) {
-    const args = JSON.stringify(holderArgs(w, h)).replace(/^\{/, `{ "pool": pool${h.pool},`);
+    const pool =
+      h.kind === "egress" && h.zonePools
+        ? `{ ${Object.entries(h.zonePools)
+            .map(([d, id]) => `${JSON.stringify(d)}: pool${id}`)
+            .join(", ")} }`
+        : `pool${h.pool}`;
+    const args = JSON.stringify(holderArgs(w, h)).replace(/^\{/, `{ "pool": ${pool},`);
     lines.push(
       `export const h${h.id} = new ${kindClass[h.kind]}(${lit(h.name)}, ${args}${opts(h)})` +
         `.${h.kind === "alloc" ? "ips" : h.kind === "prefix" ? "cidr" : "addresses"};`,

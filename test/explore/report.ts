@@ -14,13 +14,15 @@ export interface ExploreCase {
   title: string;
   /** The promise the sequence broke when it was found. */
   broke: string;
+  /** A cloud world (moto). */
+  cloud?: boolean;
   edits: Edit[];
 }
 
 /** The worlds the engine accepted before each step of `result`'s edits, replayed on the model. */
 function worldsAlong(result: RunResult): World[] {
   const worlds: World[] = [];
-  let w = emptyWorld();
+  let w = emptyWorld(result.world.cloud);
   for (const [i, edit] of result.edits.entries()) {
     worlds.push(w);
     const outcome = result.steps[i]?.outcome;
@@ -53,12 +55,13 @@ export function describeFailure(result: RunResult): string {
 }
 
 /** Writes `result` as a case file into `dir` (made when missing); returns its path. */
-export function writeCase(dir: string, name: string, result: RunResult): string {
+export function writeCase(dir: string, name: string, result: RunResult, cloud = false): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.json`);
   const c: ExploreCase = {
     title: `found by the explorer (${name}): ${result.violation!.message.slice(0, 200)}`,
     broke: result.violation!.invariant,
+    ...(cloud ? { cloud } : {}),
     edits: result.edits,
   };
   fs.writeFileSync(file, JSON.stringify(c, null, 2) + "\n");

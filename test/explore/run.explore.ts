@@ -9,6 +9,7 @@ const minutes = Number(process.env.EXPLORE_MINUTES ?? "10");
 const seed = Number(process.env.EXPLORE_SEED ?? "1");
 const length = Number(process.env.EXPLORE_LENGTH ?? "10");
 const shrinkMinutes = Number(process.env.EXPLORE_SHRINK_MINUTES ?? "10");
+const cloud = (process.env.EXPLORE_CLOUD ?? "mixed") as "none" | "mixed" | "all";
 const foundDir = process.env.EXPLORE_FOUND ?? path.join(__dirname, "..", "..", ".explore", "found");
 
 it(
@@ -17,6 +18,7 @@ it(
     const figures = await explore({
       seed,
       length,
+      cloud,
       budgetMs: minutes * 60_000,
       shrinkMs: shrinkMinutes * 60_000,
       foundDir,

@@ -17,9 +17,23 @@ import {
   stable,
   unique,
   type Planned,
+  type SlotValue,
   type Violation,
 } from "./invariants";
-import { programOf } from "./program";
+import { programOf, type CloudContext } from "./program";
+import {
+  foreignState,
+  freshCloud,
+  leftovers,
+  region,
+  terminate,
+  unassign,
+  zoneOf,
+  type CloudServers,
+} from "./cloud";
+import { motoCredentials } from "../support/moto";
+import { runCli } from "../support/cli";
+import type { Cloud } from "./cloud";
 import { applyEdit, emptyWorld, type Edit, type World } from "./world";
 
 type Pkg = typeof import("../../provider/index");
@@ -44,8 +58,8 @@ export interface RunResult {
   world: World;
 }
 
-/** How to run: replay `edits`, or generate `length` edits from `seed`. */
-export type RunPlan = { edits: Edit[] } | { seed: number; length: number };
+/** How to run: replay `edits`, or generate `length` edits from `seed`; `cloud` for a cloud world. */
+export type RunPlan = ({ edits: Edit[] } | { seed: number; length: number }) & { cloud?: boolean };
 
 /**
  * What an engine command's failure says: the first coded error it printed (the CLI's output also
@@ -64,15 +78,36 @@ const codeIn = (text: string) => /\[([A-Z][A-Z_]*[A-Z])\] /.exec(text)?.[1];
  * Runs one sequence on a fresh stack of `pkg` (the package as the consumer project installed it).
  * `log` hears a line per step.
  */
-export async function runSequence(plan: RunPlan, log: (line: string) => void = () => {}): Promise<RunResult> {
-  const h = Harness.create("explore");
+export async function runSequence(
+  plan: RunPlan,
+  log: (line: string) => void = () => {},
+  servers?: CloudServers,
+): Promise<RunResult> {
+  if (plan.cloud && !servers) throw new Error("a cloud world needs the cloud servers (startCloud)");
+  const h = Harness.create("explore", plan.cloud ? { env: motoCredentials } : {});
   const pkg = h.pkg<Pkg>("pulumi-egress-ipam");
+  const cloud = plan.cloud ? await freshCloud(servers!) : undefined;
+  const context: CloudContext | undefined = cloud && {
+    region,
+    endpoint: cloud.endpoint,
+    zoneOf,
+    adopted: new Map(),
+  };
+  const foreignBefore = cloud && (await foreignState(cloud));
+  /** A planted thing changed since it was planted. */
+  const foreignChanged = async (): Promise<Violation | undefined> => {
+    if (!cloud) return undefined;
+    const now = await foreignState(cloud);
+    return now === foreignBefore
+      ? undefined
+      : { invariant: "foreign", message: `somebody else's changed: was ${foreignBefore}, is ${now}` };
+  };
   const rng = "seed" in plan ? new Rng(plan.seed) : undefined;
   const total = "seed" in plan ? plan.length : plan.edits.length;
   const edits: Edit[] = [];
   const steps: StepRecord[] = [];
-  let world = emptyWorld();
-  let values = new Map<string, { value: string; host?: string }>();
+  let world = emptyWorld(Boolean(plan.cloud));
+  let values = new Map<string, SlotValue>();
   let programmed = false;
   const fail = (step: number, v: Violation): RunResult => ({
     edits,
@@ -112,12 +147,34 @@ export async function runSequence(plan: RunPlan, log: (line: string) => void = (
         } catch (e) {
           return fail(i, { invariant: "quiet", message: `refresh failed: ${errorText(e)}` });
         }
-        const quiet = await quietAfter(h);
+        const quiet = (await quietAfter(h)) ?? (await foreignChanged());
         if (quiet) return fail(i, quiet);
         record("refreshed");
         continue;
       }
-      await h.program(programOf(next, pkg));
+      // What people and failures do happens in the cloud, then the next up repairs it: a removed
+      // address is found by refresh, a terminated host's addresses move at plain up.
+      if (cloud && edit.op === "unassign") {
+        const own = [...values].find(([key]) => key.startsWith(`h${edit.holder}/`))?.[1];
+        if (own) await unassign(cloud, own.value);
+        try {
+          await h.refresh();
+        } catch (e) {
+          return fail(i, {
+            invariant: "quiet",
+            message: `refresh after an address was taken off failed: ${errorText(e)}`,
+          });
+        }
+      }
+      if (cloud && edit.op === "terminate") await terminate(cloud, edit.host);
+      if (cloud && (edit.op === "terminate" || edit.op === "unassign")) {
+        const said = await checkSays(h, cloud, false);
+        if (said) return fail(i, said);
+      }
+      const adoptedBefore = context && new Map(context.adopted);
+      if (context && edit.op === "elasticIps" && edit.elasticIps === "adoptOwn")
+        context.adopted.set(edit.holder, await ownElasticIps(h, values, edit.holder));
+      await h.program(programOf(next, pkg, context));
       programmed = true;
       let preview;
       try {
@@ -132,6 +189,7 @@ export async function runSequence(plan: RunPlan, log: (line: string) => void = (
             invariant: "accepts-valid",
             message: `preview refused a valid program: ${text.slice(0, 800)}`,
           });
+        if (context) context.adopted = adoptedBefore!;
         record("refused", codeIn(text));
         continue;
       }
@@ -158,14 +216,15 @@ export async function runSequence(plan: RunPlan, log: (line: string) => void = (
         });
       const state = await h.resources();
       const outputs = Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value]));
-      const nextValues = slotValues(next, outputs);
+      const nextValues = slotValues(next, outputs, cloud && { zoneOf, nameOf: cloud.nameOf });
       const broken = [
         ...previewIsUp(planned, state),
         ...unique(state),
         ...stable(world, values, next, nextValues),
       ];
       if (broken.length > 0) return fail(i, broken[0]!);
-      const quiet = await quietAfter(h);
+      const quiet =
+        (await quietAfter(h)) ?? (await foreignChanged()) ?? (cloud && (await checkSays(h, cloud, true)));
       if (quiet) return fail(i, quiet);
       world = next;
       values = nextValues;
@@ -186,11 +245,63 @@ export async function runSequence(plan: RunPlan, log: (line: string) => void = (
         invariant: "destroy",
         message: `destroy left ${left.map((r) => r.urn).join(", ")}`,
       });
+    if (cloud) {
+      const adopted = new Set([...context!.adopted.values()].flatMap((m) => Object.values(m)));
+      const left = await leftovers(cloud, adopted);
+      if (left.length > 0)
+        return fail(total, { invariant: "destroy", message: `destroy left in EC2: ${left.join(", ")}` });
+      const changed = await foreignChanged();
+      if (changed) return fail(total, changed);
+    }
     log(`destroy: nothing left`);
     return { edits, steps, world };
   } finally {
     h.dispose();
   }
+}
+
+/** The Elastic IP (allocation ID) each IPv4 address of an aws EgressIp has now, from the checkpoint. */
+async function ownElasticIps(
+  h: Harness,
+  values: Map<string, SlotValue>,
+  holder: number,
+): Promise<Record<string, string>> {
+  const ips = [...values].filter(([key]) => key.startsWith(`h${holder}/`)).map(([, v]) => v.value);
+  const out: Record<string, string> = {};
+  for (const r of await h.resources()) {
+    const ip = r.outputs?.ip;
+    const id = r.outputs?.publicId;
+    if (
+      r.type.endsWith("EgressIpAssignment") &&
+      typeof ip === "string" &&
+      typeof id === "string" &&
+      ips.includes(ip)
+    )
+      out[ip] = id;
+  }
+  return out;
+}
+
+/**
+ * Promise 4 as `check` keeps it: none of the fixes it prints names anything planted (somebody
+ * else's address, its interface, their Elastic IPs); and after an `up` it finds nothing (exit 0).
+ */
+async function checkSays(h: Harness, cloud: Cloud, afterUp: boolean): Promise<Violation | undefined> {
+  const run = await runCli(["check", "--stack", h.fqStackName], h.env);
+  const printed = `${run.stdout}${run.stderr}`;
+  const foreign = [cloud.foreign.address, cloud.foreign.eniId, ...cloud.foreign.eips];
+  const fixes = printed.split("\n").filter((line) => /\b(aws ec2|fix:)/.test(line));
+  const named = fixes.filter((line) =>
+    foreign.some((f) => new RegExp(`\\b${f.replace(/\./g, "\\.")}\\b`).test(line)),
+  );
+  if (named.length > 0)
+    return {
+      invariant: "check",
+      message: `check prints a fix for somebody else's: ${named.join(" | ")}\n${printed}`,
+    };
+  if (afterUp && run.code !== 0)
+    return { invariant: "check", message: `check after up exits ${run.code}:\n${printed.slice(0, 1500)}` };
+  return undefined;
 }
 
 /** Promise 5 after an `up` or a refresh: a second preview and a refresh preview change nothing. */

@@ -2,6 +2,7 @@
  * An exploration session: sequences from consecutive seeds until the time is up, each failing one
  * shrunk and written as a case file, and the figures of what was explored.
  */
+import { startCloud, type CloudServers } from "./cloud";
 import { describeFailure, writeCase } from "./report";
 import { runSequence, type RunResult } from "./runner";
 import { shrink } from "./shrink";
@@ -12,6 +13,8 @@ export interface SessionOptions {
   seed: number;
   /** Edits per sequence. */
   length: number;
+  /** Which sequences run in a cloud world (moto): none, every other seed (the even ones), or all. */
+  cloud: "none" | "mixed" | "all";
   /** Stop starting sequences after this many milliseconds. */
   budgetMs: number;
   /** At most this many sequences (default: as many as the budget allows). */
@@ -45,10 +48,30 @@ export interface SessionFigures {
 export async function explore(o: SessionOptions): Promise<SessionFigures> {
   const started = Date.now();
   const figures: SessionFigures = { sequences: 0, steps: 0, outcomes: {}, codes: {}, failures: [] };
+  const servers = o.cloud === "none" ? undefined : await startCloud();
+  try {
+    await exploreSeeds(o, started, figures, servers);
+  } finally {
+    await servers?.stop();
+  }
+  return figures;
+}
+
+async function exploreSeeds(
+  o: SessionOptions,
+  started: number,
+  figures: SessionFigures,
+  servers: CloudServers | undefined,
+): Promise<void> {
   for (let seed = o.seed; Date.now() - started < o.budgetMs; seed++) {
     if (o.maxSequences !== undefined && figures.sequences >= o.maxSequences) break;
-    o.log(`== seed ${seed}`);
-    const result = await runSequence({ seed, length: o.length }, (line) => o.log(`  ${line}`));
+    const cloud = o.cloud === "all" || (o.cloud === "mixed" && seed % 2 === 0);
+    o.log(`== seed ${seed}${cloud ? " (cloud world)" : ""}`);
+    const result = await runSequence(
+      { seed, length: o.length, cloud },
+      (line) => o.log(`  ${line}`),
+      servers,
+    );
     figures.sequences++;
     count(figures, result);
     if (!result.violation) continue;
@@ -58,14 +81,14 @@ export async function explore(o: SessionOptions): Promise<SessionFigures> {
       result.violation.invariant,
       result.violation.step,
       async (edits) => {
-        const r = await runSequence({ edits });
+        const r = await runSequence({ edits, cloud }, () => {}, servers);
         return r.violation ? { invariant: r.violation.invariant, step: r.violation.step } : {};
       },
       Date.now() + o.shrinkMs,
     );
-    const final = await runSequence({ edits: shrunk.edits });
+    const final = await runSequence({ edits: shrunk.edits, cloud }, () => {}, servers);
     const shown: RunResult = final.violation ? final : result;
-    const file = writeCase(o.foundDir, `seed-${seed}`, shown);
+    const file = writeCase(o.foundDir, `seed-${seed}`, shown, cloud);
     o.log(
       `shrunk to ${shown.edits.length} edits in ${shrunk.runs} runs; case written to ${file}\n${describeFailure(shown)}`,
     );
@@ -78,7 +101,6 @@ export async function explore(o: SessionOptions): Promise<SessionFigures> {
       shrinkRuns: shrunk.runs,
     });
   }
-  return figures;
 }
 
 function count(f: SessionFigures, r: RunResult): void {

@@ -20,6 +20,8 @@ export interface PoolModel {
   strategy?: "round-robin" | "lowest-free";
   /** Addresses excluded from the pool (by offset from the subnet's network address). */
   exclude: number[];
+  /** A pool of a cloud world's subnet in this zone (its only range; `cloudReserved: "aws"`). */
+  zone?: string;
 }
 
 interface HolderBase {
@@ -42,13 +44,43 @@ export interface PrefixModel extends HolderBase {
   prefixLength: number;
 }
 
-/** An EgressIp on the `none` provisioner over the world's hosts. */
+/** An EgressIp on the `none` provisioner over the world's hosts, or (`aws`) on a cloud world's instances. */
 export interface EgressModel extends HolderBase {
   kind: "egress";
   namespace: string;
   domains: string[];
   families?: "ipv4" | "ipv6" | "dual";
   host?: string;
+  /** The `aws` provisioner's settings; its pool is then the zone pool of each domain (`zonePools`). */
+  aws?: AwsSettings;
+  /** The pool of each domain (aws). */
+  zonePools?: Record<string, number>;
+}
+
+/** What an aws EgressIp asks of its provisioner. */
+export interface AwsSettings {
+  /** `role`: every instance tagged `role=egress`; `role+team`: those also tagged `team=t`. */
+  hostTags: "role" | "role+team";
+  /** `allocate`, or adopt the Elastic IPs its addresses have now (`adoptOwn`), or none. */
+  elasticIps?: "allocate" | "adoptOwn";
+}
+
+/**
+ * A cloud world's instances per domain, by the names the model gives them: `<zone letter>0` and
+ * `…1` are tagged `role=egress, team=t`, `…2` only `role=egress`; `…3` is untagged and carries a
+ * planted address and Elastic IP of somebody else's (so is never terminated).
+ */
+export const cloudHosts: Record<string, string[]> = {
+  za: ["a0", "a1", "a2", "a3"],
+  zb: ["b0", "b1", "b2", "b3"],
+};
+
+/** The instances an aws EgressIp's `hostTags` take, of those not terminated. */
+export function awsEligible(w: World, domain: string, hostTags: AwsSettings["hostTags"]): string[] {
+  return (cloudHosts[domain] ?? []).filter(
+    (h) =>
+      !w.down.includes(h) && (h.endsWith("0") || h.endsWith("1") || (hostTags === "role" && h.endsWith("2"))),
+  );
 }
 
 export type HolderModel = AllocModel | PrefixModel | EgressModel;
@@ -63,18 +95,37 @@ export interface World {
   nextId: number;
   /** Names freed by renames and removals, which a new resource may take (a new owner of an old name). */
   freedNames: string[];
+  /** A cloud world: a VPC with a subnet per domain and {@link cloudHosts} in moto. */
+  cloud: boolean;
+  /** Instances of a cloud world that were terminated. */
+  down: string[];
 }
 
 /** Failure domains of every world. */
 export const domains = ["za", "zb"] as const;
 
-/** An empty world with two hosts in each domain. */
-export function emptyWorld(): World {
-  return { pools: [], holders: [], hosts: { za: ["a1", "a2"], zb: ["b1", "b2"] }, nextId: 0, freedNames: [] };
+/** An empty world with two hosts in each domain (and, `cloud`, a VPC with {@link cloudHosts}). */
+export function emptyWorld(cloud = false): World {
+  return {
+    pools: [],
+    holders: [],
+    hosts: { za: ["a1", "a2"], zb: ["b1", "b2"] },
+    nextId: 0,
+    freedNames: [],
+    cloud,
+    down: [],
+  };
 }
 
+/** The subnet of a cloud world's zone. */
+export const zoneSubnets: Record<string, string> = { za: "10.0.1.0/24", zb: "10.0.2.0/24" };
+
 /** The subnets of a pool: a /26 of IPv4 and a /122 of IPv6 (64 addresses each) per subnet index. */
-export function subnetsOf(pool: Pick<PoolModel, "family" | "subnet">): { ipv4?: string; ipv6?: string } {
+export function subnetsOf(pool: Pick<PoolModel, "family" | "subnet" | "zone">): {
+  ipv4?: string;
+  ipv6?: string;
+} {
+  if (pool.zone) return { ipv4: zoneSubnets[pool.zone] };
   const v4 = `10.${100 + pool.subnet}.0.0/26`;
   const v6 = `fd00:${pool.subnet.toString(16)}::/122`;
   if (pool.family === "ipv4") return { ipv4: v4 };
@@ -83,15 +134,15 @@ export function subnetsOf(pool: Pick<PoolModel, "family" | "subnet">): { ipv4?: 
 }
 
 /** The address at `offset` in the pool's first family's subnet. */
-export function addressAt(pool: Pick<PoolModel, "family" | "subnet">, offset: number): string {
+export function addressAt(pool: Pick<PoolModel, "family" | "subnet" | "zone">, offset: number): string {
   const { ipv4, ipv6 } = subnetsOf(pool);
-  if (ipv4) return `10.${100 + pool.subnet}.0.${offset}`;
+  if (ipv4) return `${ipv4.split(".").slice(0, 3).join(".")}.${offset}`;
   return `${ipv6!.split("/")[0]!.replace(/::$/, "")}::${offset.toString(16)}`;
 }
 
 /** An edit of the program, or an engine operation on it. */
 export type Edit =
-  | { op: "addPool"; family: PoolFamily; strategy?: "lowest-free"; name?: string }
+  | { op: "addPool"; family: PoolFamily; strategy?: "lowest-free"; name?: string; zone?: string }
   | { op: "addAlloc"; pool: number; ip?: number; family?: "ipv4" | "ipv6"; name?: string }
   | { op: "addPrefix"; pool: number; prefixLength: number; name?: string }
   | {
@@ -101,6 +152,7 @@ export type Edit =
       families?: "ipv4" | "ipv6" | "dual";
       host?: string;
       name?: string;
+      aws?: AwsSettings;
     }
   | { op: "remove"; holder: number }
   | { op: "rename"; holder: number; alias: boolean; name: string }
@@ -113,6 +165,10 @@ export type Edit =
   | { op: "exclude"; pool: number; offset: number }
   | { op: "strategy"; pool: number; strategy?: "lowest-free" }
   | { op: "hosts"; domain: string; hosts: string[] }
+  | { op: "hostTags"; holder: number; hostTags: AwsSettings["hostTags"] }
+  | { op: "elasticIps"; holder: number; elasticIps?: AwsSettings["elasticIps"] }
+  | { op: "unassign"; holder: number }
+  | { op: "terminate"; host: string }
   | { op: "refresh" };
 
 const clone = (w: World): World => structuredClone(w);
@@ -147,9 +203,27 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
   switch (edit.op) {
     case "refresh":
       return w;
+    case "unassign":
+      // A person takes one of the EgressIp's addresses off its host: the program stays as it is.
+      return holder?.kind === "egress" && holder.aws && w.cloud ? w : undefined;
+    case "terminate":
+      if (!w.cloud || w.down.includes(edit.host) || edit.host.endsWith("3")) return undefined;
+      w.down.push(edit.host);
+      return w;
+    case "hostTags":
+      if (holder?.kind !== "egress" || !holder.aws) return undefined;
+      holder.aws.hostTags = edit.hostTags;
+      return w;
+    case "elasticIps":
+      if (holder?.kind !== "egress" || !holder.aws) return undefined;
+      if (edit.elasticIps) holder.aws.elasticIps = edit.elasticIps;
+      else delete holder.aws.elasticIps;
+      return w;
     case "addPool": {
       const name = newName(edit.name, "pool");
       if (!name) return undefined;
+      if (edit.zone && (!w.cloud || edit.family !== "ipv4" || w.pools.some((p) => p.zone === edit.zone)))
+        return undefined;
       const subnet = Math.max(-1, ...w.pools.map((p) => p.subnet)) + 1;
       w.pools.push({
         id: w.nextId++,
@@ -159,6 +233,7 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
         subnet,
         ...(edit.strategy ? { strategy: edit.strategy } : {}),
         exclude: [],
+        ...(edit.zone ? { zone: edit.zone } : {}),
       });
       return w;
     }
@@ -179,7 +254,9 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       else if (edit.op === "addPrefix") {
         if (p.family === "dual") return undefined;
         w.holders.push({ ...base, kind: "prefix", prefixLength: edit.prefixLength });
-      } else
+      } else {
+        const zonePools = edit.aws ? zonePoolsOf(w, edit.domains) : undefined;
+        if (edit.aws && !zonePools) return undefined;
         w.holders.push({
           ...base,
           kind: "egress",
@@ -187,7 +264,9 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
           domains: edit.domains,
           ...(edit.families ? { families: edit.families } : {}),
           ...(edit.host ? { host: edit.host } : {}),
+          ...(edit.aws ? { aws: { ...edit.aws }, zonePools } : {}),
         });
+      }
       w.freedNames = w.freedNames.filter((n) => n !== name);
       return w;
     }
@@ -213,7 +292,11 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       if (edit.alias) pool.aliases.push(pool.name);
       else {
         const id = w.nextId++;
-        for (const h of w.holders) if (h.pool === pool.id) h.pool = id;
+        for (const h of w.holders) {
+          if (h.pool === pool.id) h.pool = id;
+          if (h.kind === "egress" && h.zonePools)
+            for (const d of Object.keys(h.zonePools)) if (h.zonePools[d] === pool.id) h.zonePools[d] = id;
+        }
         w.freedNames.push(pool.name, ...pool.aliases);
         pool.aliases = [];
         pool.id = id;
@@ -231,12 +314,18 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       if (edit.families === undefined) delete holder.families;
       else holder.families = edit.families;
       return w;
-    case "domains":
+    case "domains": {
       if (holder?.kind !== "egress") return undefined;
+      if (holder.aws) {
+        const zonePools = zonePoolsOf(w, edit.domains);
+        if (!zonePools) return undefined;
+        holder.zonePools = zonePools;
+      }
       holder.domains = edit.domains;
       return w;
+    }
     case "pin":
-      if (holder?.kind !== "egress") return undefined;
+      if (holder?.kind !== "egress" || holder.aws) return undefined;
       if (edit.host === undefined) delete holder.host;
       else holder.host = edit.host;
       return w;
@@ -259,6 +348,17 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
   }
 }
 
+/** The zone pool of each domain, or undefined when one is missing. */
+function zonePoolsOf(w: World, domainList: string[]): Record<string, number> | undefined {
+  const out: Record<string, number> = {};
+  for (const d of domainList) {
+    const pool = w.pools.find((p) => p.zone === d);
+    if (!pool) return undefined;
+    out[d] = pool.id;
+  }
+  return out;
+}
+
 /** One address (or block) a holder has, named by what keeps it: the holder's identity, domain and family. */
 export interface Slot {
   /** `h<id>` for an allocation or block; `h<id>/<domain>/<family>` for an egress address. */
@@ -274,6 +374,11 @@ export interface Slot {
   hostKey?: string;
   /** The hosts the address may be on (egress addresses only): the pin, or its domain's hosts. */
   eligible?: string[];
+  /**
+   * What its public address depends on (aws): while the same, the public address stays. Adopting
+   * the Elastic IP an address has is no change of it.
+   */
+  publicKey?: string;
 }
 
 /** The families an EgressIp places per domain, or undefined where the program is refused. */
@@ -299,9 +404,16 @@ export function slotsOf(w: World): Slot[] {
           out.push({
             key: `h${h.id}/${domain}/${family}`,
             holder: h.name,
-            addressKey: poolKey,
+            addressKey: h.zonePools ? `pool ${h.zonePools[domain]}` : poolKey,
             hostKey: `pin ${h.host ?? "none"}`,
-            eligible: h.host ? [h.host] : (w.hosts[domain] ?? []),
+            eligible: h.aws
+              ? awsEligible(w, domain, h.aws.hostTags)
+              : h.host
+                ? [h.host]
+                : (w.hosts[domain] ?? []),
+            ...(h.aws
+              ? { publicKey: `eip ${h.aws.elasticIps === "adoptOwn" ? "allocate" : h.aws.elasticIps}` }
+              : {}),
           });
     }
   }
