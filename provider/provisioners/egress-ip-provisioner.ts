@@ -129,8 +129,11 @@ export interface EgressIPProvisioner {
    * Elastic IP, releasing it only if this package allocated it), leaving the address itself where
    * it is; a no-op where they give none, and for one gone already. The counterpart of
    * {@link attachPublicAddress}, called on the provisioner of the settings before the change.
+   * `keep` is what the settings after the change give the address (aws: an allocation ID, or
+   * `"allocate"`): a public address they would use again stays where it is (switching from
+   * `"allocate"` to adopting the same allocation neither releases nor moves it).
    */
-  detachPublicAddress?(ip: string, signal?: AbortSignal): Promise<void>;
+  detachPublicAddress?(ip: string, signal?: AbortSignal, keep?: string): Promise<void>;
   /**
    * Optional: addresses inside `cidrs` that are in use outside Pulumi state (AWS: every private IP
    * and IPv6 address of every network interface in those subnets), so the pool never plans them.

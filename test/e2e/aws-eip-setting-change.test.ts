@@ -138,6 +138,24 @@ describe("a change of elasticIps updates only the assignments whose Elastic IP c
     );
   });
 
+  it("adopting the Elastic IP an address has keeps it, and so does going back to allocate: same public address, nothing released", async () => {
+    const a = (await on(ipA))!;
+    const before = Object.keys(await addresses()).sort();
+    for (const setting of [{ adopt: { [ipA]: a.AllocationId! }, allocate: true }, "allocate"] as const) {
+      elasticIps = setting;
+      const { out, summary } = await plan();
+      expect(summary).toEqual({ update: 1 });
+      expect(out[assignment(zones[0])]).toEqual({ op: "update", publicIp: a.PublicIp });
+      expect((await publicIps())[0]).toBe(a.PublicIp);
+      expect(Object.keys(await addresses()).sort()).toEqual(before);
+      expect(await on(ipA)).toMatchObject({
+        AllocationId: a.AllocationId,
+        NetworkInterfaceId: await eniWith(ipA),
+      });
+      expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+    }
+  });
+
   it("adopting an Elastic IP for one address updates that assignment alone, showing its public address at preview", async () => {
     const b = (await on(ipB))!;
     const allocatedA = (await on(ipA))!.AllocationId!;

@@ -540,7 +540,7 @@ export function awsProvisioner(
         await publicIps.attach(ip, holder, false, signal);
       },
 
-      detachPublicAddress: (rawIp, signal) => publicIps.detach(canonicalAddress(rawIp), signal),
+      detachPublicAddress: (rawIp, signal, keep) => publicIps.detach(canonicalAddress(rawIp), signal, keep),
     };
     return methods;
   };

@@ -26,8 +26,12 @@ export interface PublicAddresses {
    * @throws IpamError NOT_FOUND for an adopted allocation that does not exist; ADDRESS_IN_USE for one associated with another address.
    */
   attach(ip: string, eni: Eni, adopt: boolean, signal?: AbortSignal): Promise<void>;
-  /** Disassociates the address's Elastic IP, and releases it if this package allocated it. Gone already is fine. */
-  detach(ip: string, signal?: AbortSignal): Promise<void>;
+  /**
+   * Disassociates the address's Elastic IP, and releases it if this package allocated it. Gone
+   * already is fine. One that `keep` (what the next settings give the address: an allocation ID, or
+   * `"allocate"`) would use again is left as it is.
+   */
+  detach(ip: string, signal?: AbortSignal, keep?: string): Promise<void>;
   /** Why the address's public side is not as it should be on `eniId` (missing, elsewhere), or undefined when it is. */
   problem(ip: string, eniId: string, signal?: AbortSignal): Promise<string | undefined>;
   /** The public IPv4 address associated with `ip` now, or undefined (none is, or the address gets none). */
@@ -216,14 +220,18 @@ export function publicAddresses(
       });
     },
 
-    async detach(ip, signal) {
+    async detach(ip, signal, keep) {
       const want = wanted(ip);
       if (!want) return;
       const found =
         want === "allocate"
           ? await ours(ip, signal)
           : (await ec2.elasticIps({ allocationIds: [want] }, signal)).filter((e) => e.privateIp === ip);
+      const keptBy = (eip: (typeof found)[number]) =>
+        eip.allocationId === keep ||
+        (keep === "allocate" && eip.tags[eipOwnerTag] === owner && eip.tags[eipAddressTag] === ip);
       for (const eip of found) {
+        if (keptBy(eip)) continue;
         const doing = `disassociating the Elastic IP ${eip.allocationId} (${eip.publicIp}) from ${ip}`;
         if (eip.associationId) {
           await ec2.disassociateElasticIp(eip.associationId, signal).catch((err) => {

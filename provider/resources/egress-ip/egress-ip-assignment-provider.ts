@@ -323,11 +323,13 @@ export const egressIpAssignmentProvider: ProviderImpl = {
     const provisioner = provisionerFor(assignmentConfig(news, "unrecorded"));
     const from = olds.host || olds.placement?.from;
     // A new public side: the old settings' comes off first (an allocated Elastic IP is released),
-    // the new one goes on with the placement, or by itself where the address stays.
+    // unless the new settings use it again (adopting the allocation the address has); the new one
+    // goes on with the placement, or by itself where the address stays.
     const publicChanged = publicSideChanged(olds, news);
     if (publicChanged) {
       const before = provisionerFor(assignmentConfig(olds, "unrecorded"));
-      await before.detachPublicAddress?.(news.ip, callSignal());
+      const keep = elasticIpFor(news.provisioner.elasticIps, String(news.ip));
+      await before.detachPublicAddress?.(news.ip, callSignal(), keep);
     }
     if (from && from !== news.host) {
       await provisioner.moveIP(news.ip, from, news.host, callSignal());
