@@ -11,8 +11,9 @@
 //                                      (plan and reserve per allocation; plan only with reserve: false)
 //   {"op":"churn", namespace, pool, subnet, stack, count, attempts, signalAt} → {"ok":true,"ips":[…],"errors":{code:n}}
 //                                      (prints {"progress":signalAt} on the way)
-//   {"op":"blocks", namespace, pool, subnet, stack, lengths, reserve?} → {"ok":true,"blocks":[…],"errors":[…]}
-//                                      (a block per length, planned and claimed at once, each by its own owner)
+//   {"op":"blocks", namespace, pool, subnet | range, stack, lengths, reserve?} → {"ok":true,"blocks":[…],"errors":[…]}
+//                                      (a block per length, planned and claimed at once, each by its own owner;
+//                                      `range` is a whole range, {subnet, rangeStart, rangeEnd, gateway})
 //   {"op":"read", namespace, pool}                                     → {"ok":true,"claims":[…]}
 //   {"op":"write", ip, stack, owner}   (after read: create the claim of ip, and overwrite every claim
 //                                       read with the resourceVersion read) → {"ok":true,"created":…,"replaced":[codes]}
@@ -126,7 +127,7 @@ const ops = {
   // Blocks of a shared pool whose stored rule allows them, as PrefixAllocations make them: one owner
   // per length, all planned (under the Lease) and claimed (without it) at once.
   async blocks(c) {
-    const { pool } = resolvePool({ ranges: [{ subnet: c.subnet }] });
+    const { pool } = resolvePool({ ranges: [c.range ?? { subnet: c.subnet }] });
     const ledger = kubeLedger({
       stack: c.stack,
       stackId: `id-${c.stack}`,

@@ -1,5 +1,5 @@
 // Blocks through the Kubernetes ledger against the real kube-apiserver: two stacks in two processes
-// filling one /24 with /26s and /27s at once; a /24 and a /25 inside it claimed at once (no plan, no
+// filling a range of one /24 with /26s and /27s at once; a /24 and a /25 inside it claimed at once (no plan, no
 // Lease: only the API server decides), round after round; release and claim again, with no marker
 // left; an address inside a block refused naming the block's holder; a rule added to a pool that
 // has address claims.
@@ -11,7 +11,7 @@ import { MarkerStore } from "../../../provider/ledger/kubernetes/marker-store";
 import { claimName } from "../../../provider/ledger/kubernetes/claim-names";
 import { entriesOverlap, entrySpan } from "../../../provider/ledger/held-entry";
 import { nextFreeBlock, type ReadonlyAddressSet } from "../../../provider/allocator";
-import { poolChooser, resolvePool } from "../../../provider/resources/pool/pool-spec";
+import { poolChooser, resolvePool, type RangeArgs } from "../../../provider/resources/pool/pool-spec";
 import { poolDefinition } from "../../../provider/resources/pool/canonical-definition";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../../support/kube";
 import { LedgerWorker } from "../../support/ledger-worker";
@@ -45,10 +45,13 @@ describe("blocks in a shared pool", () => {
     lockDuration: 10_000,
     lockAcquireTimeout: 60_000,
   });
+  /** A range as written: a subnet alone (host-local's defaults), or the whole range. */
+  const rangeOf = (range: string | RangeArgs): RangeArgs =>
+    typeof range === "string" ? { subnet: range } : range;
   /** Stores the pool's definition (with its rule, when given) as its IpPool's `up` does. */
-  const define = async (name: string, subnet: string, prefixLengths?: object) => {
+  const define = async (name: string, range: string | RangeArgs, prefixLengths?: object) => {
     const def = (p?: object) =>
-      poolDefinition(resolvePool({ ranges: [{ subnet }], ...(p ? { prefixLengths: p } : {}) }).pool!);
+      poolDefinition(resolvePool({ ranges: [rangeOf(range)], ...(p ? { prefixLengths: p } : {}) }).pool!);
     await new PoolDefinitions(config(name), admin()).agree({
       definition: def(prefixLengths),
       stack: "o/net/prod",
@@ -58,19 +61,21 @@ describe("blocks in a shared pool", () => {
   const ledger = (stack: string, name: string): KubeLedger =>
     kubeLedger({ stack: `o/p/${stack}`, stackId: `id-${stack}`, clients: admin(), ledger: config(name) });
   const markers = (l: KubeLedger) => new MarkerStore(l.store).list();
-  const blocks = (subnet: string, prefixLength: number) => {
-    const rangeSet = resolvePool({ ranges: [{ subnet }] }).pool!.rangeSets[0]!;
+  const blocks = (range: string | RangeArgs, prefixLength: number) => {
+    const rangeSet = resolvePool({ ranges: [rangeOf(range)] }).pool!.rangeSets[0]!;
     return (taken: ReadonlyAddressSet, latest: readonly string[]) =>
       nextFreeBlock({ rangeSet, prefixLength, taken, cursor: latest.at(-1) });
   };
 
-  it("two stacks in two processes ask for /26s and /27s of one /24 at once: all succeed, no overlap, the /24 is full", async () => {
+  it("two stacks in two processes ask for /26s and /27s of a range of one /24 at once: all succeed, no overlap, the range is full", async () => {
     const pool = uniqueName("fill");
-    const subnet = "10.30.7.0/24";
-    await define(pool, subnet, rule);
+    // Blocks come from the range only, never over the gateway: here 10.30.7.0/24, the gateway
+    // (10.30.6.1) outside it.
+    const range = { subnet: "10.30.6.0/23", rangeStart: "10.30.7.0", rangeEnd: "10.30.7.255" };
+    await define(pool, range, rule);
     const [a, b] = await Promise.all([LedgerWorker.start(), LedgerWorker.start()]);
     try {
-      const ask = { op: "blocks", namespace: ns, pool, subnet, lengths: [26, 27, 27] };
+      const ask = { op: "blocks", namespace: ns, pool, range, lengths: [26, 27, 27] };
       const [ra, rb] = await Promise.all([
         a.send({ ...ask, stack: "o/p/a" }),
         b.send({ ...ask, stack: "o/p/b" }),
@@ -80,11 +85,12 @@ describe("blocks in a shared pool", () => {
       expect(all).toHaveLength(6);
       expect(overlapping(all)).toEqual([]);
       const size = all.reduce((n, e) => n + Number(entrySpan(e).end - entrySpan(e).start + 1n), 0);
-      expect(size).toBe(256); // no overlap and 256 addresses of one /24: they fill it
+      expect(size).toBe(256); // no overlap and 256 addresses of the range: they fill it
+      expect(all.every((e) => e.startsWith("10.30.7."))).toBe(true);
       const l = ledger("x", pool);
       const claims = await l.store.list();
       expect(claims.map((c) => [c.ip, c.state]).sort()).toEqual(all.map((e) => [e, "claim"]).sort());
-      const full = await errorOf(l.plan({ pool: "p", owner: urn("x", "more"), choose: blocks(subnet, 27) }));
+      const full = await errorOf(l.plan({ pool: "p", owner: urn("x", "more"), choose: blocks(range, 27) }));
       expect(full?.code).toBe("POOL_EXHAUSTED");
     } finally {
       await Promise.all([a.stop(), b.stop()]);
@@ -177,10 +183,16 @@ describe("blocks in a shared pool", () => {
 
   it("an address inside a claimed block is refused naming the block's holder; planning goes around it", async () => {
     const pool = uniqueName("inside");
-    const subnet = "10.30.4.0/23";
-    await define(pool, subnet, rule);
+    // The range is 10.30.4.0/23 whole: its gateway is outside it.
+    const range = {
+      subnet: "10.30.4.0/22",
+      rangeStart: "10.30.4.0",
+      rangeEnd: "10.30.5.255",
+      gateway: "10.30.7.254",
+    };
+    await define(pool, range, rule);
     const [a, b] = [ledger("a", pool), ledger("b", pool)];
-    const block = await a.plan({ pool: "p", owner: urn("a", "net"), choose: blocks(subnet, 24) });
+    const block = await a.plan({ pool: "p", owner: urn("a", "net"), choose: blocks(range, 24) });
     await a.reserve("p", urn("a", "net"), block);
     expect(block.ips).toEqual(["10.30.4.0/24"]);
     const asked = await errorOf(
@@ -188,7 +200,7 @@ describe("blocks in a shared pool", () => {
         pool: "p",
         owner: urn("b", "web"),
         requested: ["10.30.4.9"],
-        choose: poolChooser(resolvePool({ ranges: [{ subnet }] }).pool!),
+        choose: poolChooser(resolvePool({ ranges: [range] }).pool!),
       }),
     );
     expect(asked?.code).toBe("IP_UNAVAILABLE");
@@ -203,7 +215,7 @@ describe("blocks in a shared pool", () => {
     const auto = await b.plan({
       pool: "p",
       owner: urn("b", "auto"),
-      choose: poolChooser(resolvePool({ ranges: [{ subnet }] }).pool!),
+      choose: poolChooser(resolvePool({ ranges: [range] }).pool!),
     });
     expect(auto.ips[0]!.startsWith("10.30.5.")).toBe(true);
   });
