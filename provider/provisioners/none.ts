@@ -12,6 +12,10 @@ export function noneProvisioner(config: NoneProvisionerConfig): EgressIPProvisio
   const bump = (host: string, by: number) => load.set(host, Math.max(0, (load.get(host) ?? 0) + by));
 
   return {
+    async hostServes(host, failureDomain) {
+      const hosts = config.hosts ? config.hosts[failureDomain] : [failureDomain];
+      return hosts?.includes(host) ?? false;
+    },
     async findHostForNewIP(failureDomain) {
       const hosts = config.hosts ? config.hosts[failureDomain] : [failureDomain];
       if (!hosts || hosts.length === 0) {

@@ -67,3 +67,26 @@ export function placementSettings(provisioner: unknown): string {
   } = provisioner as Props;
   return JSON.stringify(rest);
 }
+
+/**
+ * The settings that choose among hosts: which may carry an address (`hosts` of none, aws's and a
+ * cloud's `hostTags`, the Kubernetes kinds' `nodeSelector` and `zoneLabel`).
+ */
+const hostChoice = ["hosts", "hostTags", "nodeSelector", "zoneLabel"] as const;
+
+/**
+ * The provisioner settings that decide the replacement of an address's placement: those of
+ * {@link placementSettings} but the ones that choose among hosts ({@link hostChoice}). A change of
+ * those is an update: `check` keeps the address on its host while the new settings still take that
+ * host, and plans a move (shown at preview) where they do not.
+ */
+export function placementSettingsOfAddress(provisioner: unknown): string {
+  if (!provisioner || typeof provisioner !== "object") return placementSettings(provisioner);
+  const rest: Props = { ...(provisioner as Props) };
+  for (const key of hostChoice) delete rest[key];
+  if (rest.cloud && typeof rest.cloud === "object") {
+    const { hostTags: _hostTags, ...cloud } = rest.cloud as Props;
+    rest.cloud = cloud;
+  }
+  return placementSettings(rest);
+}

@@ -10,7 +10,11 @@ import { noUsableAnswer } from "../../provisioners/no-usable-answer";
 import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { newOwnerId } from "../../ledger/stack/owner-identity";
-import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
+import {
+  assertProvisionerCluster,
+  pinProvisionerCluster,
+  placementSettingsOfAddress,
+} from "../provisioner-cluster";
 import { shapeFailures } from "../input-shape";
 import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
@@ -245,7 +249,7 @@ export const egressIpAssignmentProvider: ProviderImpl = {
   async diff(_id, olds, news) {
     const replaces: string[] = [];
     if (olds.ip !== news.ip) replaces.push("ip");
-    if (placementSettings(olds.provisioner) !== placementSettings(news.provisioner))
+    if (placementSettingsOfAddress(olds.provisioner) !== placementSettingsOfAddress(news.provisioner))
       replaces.push("provisioner");
     if (olds.namespace !== news.namespace && usesNamespace(news.provisioner)) replaces.push("namespace");
     const selectorChanged =

@@ -201,7 +201,7 @@ describe("EgressIpAssignment provider: order of a replacement", () => {
       true,
     ],
     ["ocp-static → ocp-dynamic (both write the NetNamespace)", staticSdn, { kind: "ocp-dynamic" }, true],
-    ["ovn with other settings", { kind: "ovn" }, { kind: "ovn", zoneLabel: "zone" }, true],
+    ["ovn with other settings", { kind: "ovn" }, { kind: "ovn", context: "other" }, true],
     ["aws → ocp-static with cloud", { kind: "aws", region: "us-east-1" }, staticAws, true],
   ])("%s", async (_what, from, to, deleteFirst) => {
     const result = await provider.diff("10.0.8.2", at(from), at(to));
@@ -298,10 +298,28 @@ describe("EgressIpAssignment provider: an elasticIps change updates only the add
 
   it("still replaces for a placement setting changed with it", async () => {
     const olds = at("10.0.8.2", "allocate");
-    const endpoint = { ...olds, provisioner: { ...olds.provisioner, hostTags: { role: "egress" } } };
+    const endpoint = { ...olds, provisioner: { ...olds.provisioner, endpoint: "http://127.0.0.1:4566" } };
     expect(await provider.diff("10.0.8.2", olds, endpoint)).toMatchObject({
       changes: true,
       replaces: ["provisioner"],
     });
+  });
+
+  // Which hosts may carry the address is decided again at check: the host stays while it still
+  // qualifies, and a move is an update (shown at preview), never a new placement.
+  it.each([
+    ["aws hostTags", { kind: "aws", region: "us-east-1" }, { hostTags: { role: "egress" } }],
+    ["none hosts", { kind: "none", hosts: { za: ["a1"] } }, { hosts: { za: ["a1", "a2"] } }],
+    ["ovn nodeSelector", { kind: "ovn" }, { nodeSelector: { egress: "yes" } }],
+    ["ovn zoneLabel", { kind: "ovn" }, { zoneLabel: "zone" }],
+    [
+      "ocp-static cloud hostTags",
+      { kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1" } },
+      { cloud: { kind: "aws", region: "us-east-1", hostTags: { a: "b" } } },
+    ],
+  ])("a change of %s is an update", async (_what, from, change) => {
+    const olds = { ...at("10.0.8.2"), provisioner: from };
+    const news = { ...olds, provisioner: { ...from, ...change } };
+    expect(await provider.diff("10.0.8.2", olds, news)).toEqual({ changes: true, replaces: [] });
   });
 });
