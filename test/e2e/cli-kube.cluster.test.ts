@@ -1,6 +1,7 @@
 // `pulumi-egress-ipam report --ledger` and `check` for the Kubernetes provisioners, run as a user
 // runs them (spawned CLI) on stacks the real engine made against the real kube-apiserver.
-import type * as k8s from "@kubernetes/client-node";
+import * as k8s from "@kubernetes/client-node";
+import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { runCli } from "../support/cli";
@@ -196,6 +197,49 @@ describe("check with the ocp-static provisioner, against kube-apiserver", () => 
     );
     expect(run.stdout).toContain("no drift");
   });
+
+  // A scheduled check whose job lost its kubeconfig (or whose kubeconfig lost the context) asked
+  // nothing: before issue 54 it printed "no drift: the hosts carry what state says" and exited 0.
+  it.each([
+    [
+      "no kubeconfig where KUBECONFIG points",
+      () => path.join(h.workDir, "no-such-kubeconfig"),
+      /no kubeconfig found \(looked in .*no-such-kubeconfig\)/,
+    ],
+    [
+      "a kubeconfig whose current context it does not define",
+      () => {
+        const config = new k8s.KubeConfig();
+        config.loadFromFile(testKubeconfig());
+        config.setCurrentContext("gone@test");
+        const file = path.join(h.workDir, "kubeconfig-without-context.json");
+        fs.writeFileSync(file, config.exportConfig());
+        return file;
+      },
+      /has no current context \(contexts: admin@test, /,
+    ],
+  ])(
+    "%s: says what it did not check and exits 3 (not checked), never 'no drift'",
+    async (_, kubeconfig, why) => {
+      const env = { ...h.env, KUBECONFIG: kubeconfig() };
+      const run = await runCli(["check", "--stack", h.fqStackName], env);
+      expect(run.stderr).toBe("");
+      const line = run.stdout.split("\n").find((l) => l.startsWith("provisioner ocp-static: "));
+      expect(line).toMatch(/^provisioner ocp-static: not checked: \[INVALID_CONFIG\] /);
+      expect(line).toMatch(why);
+      expect(run.stdout).not.toContain("no drift");
+      expect(run.stdout.trimEnd().split("\n").at(-1)).toBe(
+        "not checked: 3 addresses of provisioner ocp-static (see above); nothing was compared with the hosts",
+      );
+      expect(run.code).toBe(3);
+      const json = await runCli(["check", "--stack", h.fqStackName, "--json"], env);
+      expect(json.code).toBe(3);
+      const doc = JSON.parse(json.stdout) as { drift: boolean; unchecked: string[]; provisioners: unknown[] };
+      expect(doc.drift).toBe(false);
+      expect(doc.unchecked).toEqual([`${net}.10`, `${net}.11`, `${net}.12`]);
+      expect(doc.provisioners).toEqual([expect.objectContaining({ code: "INVALID_CONFIG" })]);
+    },
+  );
 
   it("finds an address of the stack's left behind (leaked), one removed (missing) and one moved (misplaced), exit 1; one added by somebody else is in use by others", async () => {
     const [x, y] = [`${net}.10`, `${net}.11`];
