@@ -169,4 +169,19 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
     expect(err).toContain("property podSelector");
     expect(err).toContain("podSelector is for ovn, cilium and antrea");
   });
+
+  // Before issue 54, preview took any key and value, and up wrote them into the EgressIP object.
+  it("refuses at preview and up a podSelector that is not label syntax, naming the key and the value; nothing reaches the cluster", async () => {
+    const bad = stack("pods-syntax");
+    await bad.program(program(bad, "syntax", 60, { "app web": "x", tier: "front-" }));
+    const err = String(await bad.preview().catch((e: Error) => e));
+    expect(err).toContain("property podSelector");
+    expect(err).toContain('[INVALID_INPUT] podSelector key "app web" is not a Kubernetes label key');
+    expect(err).toContain(
+      '[INVALID_INPUT] podSelector value "front-" of key "tier" is not a Kubernetes label value',
+    );
+    await expect(bad.up()).rejects.toThrow(/podSelector key "app web" is not a Kubernetes label key/);
+    expect(await objects()).toEqual([]);
+    await bad.destroy();
+  });
 });
