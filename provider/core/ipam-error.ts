@@ -36,9 +36,9 @@
  * - `DUPLICATE_ALLOCATION`: the id already holds an address in this range set. Do: release it first,
  *   or use another id.
  * - `INVALID_CONFIG`: a CNI configuration or allocator option, a provisioner config or an
- *   environment setting of the package is malformed, or a setting is given where nothing implements
- *   it (`elasticIps` under the `cloud` of `ocp-static` or `cilium`). Do: fix the setting the message
- *   names.
+ *   environment setting of the package is malformed, or a setting is given where it is not
+ *   supported (`elasticIps` under the `cloud` of `ocp-static` or `cilium`). Do: fix the setting the
+ *   message names.
  * - `INVALID_INPUT`: a resource's input or a CLI option has the wrong shape, or a meaning no more
  *   specific code covers (a missing namespace, two settings that exclude each other, a `podSelector`
  *   key or value that is not Kubernetes label syntax). Do: fix the property the failure names; the

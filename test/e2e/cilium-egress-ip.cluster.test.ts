@@ -4,7 +4,11 @@
 // selectors, destinations and gateways match; a NotReady gateway moves on the next up (with its
 // secondary IP); refresh/up repair a policy edited behind our back; destroy leaves no policy; a
 // foreign policy and a secondary IP that was there before are untouched.
-import { AssignPrivateIpAddressesCommand, type EC2Client } from "@aws-sdk/client-ec2";
+import {
+  AssignPrivateIpAddressesCommand,
+  DescribeAddressesCommand,
+  type EC2Client,
+} from "@aws-sdk/client-ec2";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
@@ -365,5 +369,41 @@ describe("cilium with cloud: aws (moto + kube-apiserver): the EKS gateway", () =
     expect(await policyExists(ciliumObjectName(w.ns.x))).toBe(false);
     const left: Record<string, string[]> = { [instanceOf(w.node.n2)]: [preexisting] };
     expect(await onInstances()).toEqual(left);
+  });
+
+  // Before issue 54, elasticIps under cloud was taken: up allocated an Elastic IP at create, left
+  // it associated with another private address than the one its tag names, and nothing of the
+  // kind showed, refreshed or checked it.
+  it("refuses elasticIps under cloud at preview and up, naming it and what to use instead; nothing is allocated", async () => {
+    const refused = Harness.create("cilium-aws-eip", {
+      env: { ...motoCredentials, KUBECONFIG: testKubeconfig() },
+    });
+    try {
+      await refused.program(async () => {
+        const { IpPool, EgressIp } = refused.pkg<Pkg>("pulumi-egress-ipam");
+        const pool = new IpPool("egress", { ranges: [{ subnet: "10.0.1.0/24" }], cloudReserved: "aws" });
+        new EgressIp("team", {
+          pool,
+          namespace: w.ns.x,
+          failureDomains: [w.zone("a")],
+          provisioner: {
+            kind: "cilium",
+            nodeSelector: w.selector,
+            cloud: { kind: "aws", region, endpoint: moto.endpoint, elasticIps: "allocate" },
+          },
+        });
+      });
+      const err = String(await refused.preview().catch((e: Error) => e));
+      // The EgressIp's allocation (observeWith) or its assignment (provisioner): whichever is checked first.
+      expect(err).toMatch(/property (observeWith|provisioner)\.cloud\.elasticIps value/);
+      expect(err).toContain("[INVALID_CONFIG] Elastic IPs are not supported on the cloud side of cilium: ");
+      expect(err).toContain("leave elasticIps out of cloud");
+      await expect(refused.up()).rejects.toThrow(/\[INVALID_CONFIG\] Elastic IPs are not supported/);
+      expect((await ec2.send(new DescribeAddressesCommand({}))).Addresses ?? []).toEqual([]);
+      expect(await policyExists(ciliumObjectName(w.ns.x))).toBe(false);
+    } finally {
+      await refused.destroy().catch(() => undefined);
+      refused.dispose();
+    }
   });
 });

@@ -51,7 +51,7 @@ export interface OcpStaticProvisionerConfig extends KubeProvisionerSettings {
   kind: "ocp-static";
   /**
    * The cloud the nodes run in, whose network must carry the address too (OpenShift SDN on AWS).
-   * Its `elasticIps` is refused: nothing associates Elastic IPs on this side.
+   * Its `elasticIps` is refused: this kind does not support Elastic IPs.
    */
   cloud?: AwsProvisionerConfig;
 }
@@ -109,7 +109,7 @@ export interface CiliumProvisionerConfig extends KubeProvisionerSettings {
   excluded?: string[];
   /**
    * The cloud the Nodes run in, whose network must carry the address too (EKS: AWS). Its
-   * `elasticIps` is refused: nothing associates Elastic IPs on this side.
+   * `elasticIps` is refused: this kind does not support Elastic IPs.
    */
   cloud?: AwsProvisionerConfig;
 }
@@ -215,13 +215,14 @@ export function kubeConfigProblems(
       });
     } else {
       problems.push(...cloudProblems(cloud).map((p) => ({ ...p, property: `cloud.${p.property}` })));
-      // The aws provisioner's own setting, which nothing on this side would act on.
+      // The aws provisioner's own setting: only this kind's EC2 step would act on it, at create.
       if (cloud.elasticIps !== undefined) {
         problems.push({
           property: "cloud.elasticIps",
           reason:
-            `Elastic IPs are not implemented for the cloud side of ${String(c.kind)}: nothing would associate ` +
-            `them, and the address would leave through the VPC's NAT gateway; leave elasticIps out of cloud. ` +
+            `Elastic IPs are not supported on the cloud side of ${String(c.kind)}: only its EC2 step would act ` +
+            `on the setting (allocating one at create), and nothing of this kind shows, refreshes or checks ` +
+            `it, so the address may not leave from it; leave elasticIps out of cloud. ` +
             `An egress address with an Elastic IP that follows it is the aws provisioner's ` +
             `(kind: "aws" with elasticIps, on instances it places addresses on itself)`,
         });

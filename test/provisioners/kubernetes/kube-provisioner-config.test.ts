@@ -81,12 +81,12 @@ describe("Kubernetes provisioner configs", () => {
     [{ kind: "cilium", excluded: ["10.0.0.1/8"] }, "excluded", /not a CIDR: "10\.0\.0\.1\/8"/],
     [{ kind: "cilium", destinations: "0.0.0.0/0" }, "destinations", /list of CIDRs/],
     [{ kind: "ovn", destinations: ["0.0.0.0/0"] }, "destinations", /unknown setting of the ovn/],
-    // Nothing associates an Elastic IP on the cloud side of a Kubernetes kind (issue 54): refused,
+    // Elastic IPs are not supported on the cloud side of a Kubernetes kind (issue 54): refused,
     // saying what gives an egress address one.
     [
       { kind: "ocp-static", cloud: { kind: "aws", region: "us-east-1", elasticIps: "allocate" } },
       "cloud.elasticIps",
-      /^Elastic IPs are not implemented for the cloud side of ocp-static: .*leave elasticIps out of cloud.*kind: "aws"/,
+      /^Elastic IPs are not supported on the cloud side of ocp-static: .*leave elasticIps out of cloud.*kind: "aws"/,
     ],
     [
       {
@@ -98,7 +98,7 @@ describe("Kubernetes provisioner configs", () => {
         },
       },
       "cloud.elasticIps",
-      /^Elastic IPs are not implemented for the cloud side of cilium: /,
+      /^Elastic IPs are not supported on the cloud side of cilium: /,
     ],
   ])("refuses %j at %s", (config, property, reason) => {
     const problems = provisionerConfigProblems(config);
