@@ -105,6 +105,14 @@ export function programOf(w: World, pkg: Pkg, cloud?: CloudContext): () => Promi
   };
 }
 
+/** A cloud world as a printed program shows it: moto's endpoint is the reader's own. */
+const shownCloud: CloudContext = {
+  region: "us-east-1",
+  endpoint: "http://127.0.0.1:5000",
+  zoneOf: { za: "us-east-1a", zb: "us-east-1b" },
+  adopted: new Map(),
+};
+
 const kindClass = { alloc: "IpAllocation", prefix: "PrefixAllocation", egress: "EgressIp" } as const;
 
 /** `w` as the source of a Pulumi TypeScript program (index.ts) that does what {@link programOf} does. */
@@ -122,10 +130,10 @@ export function programText(w: World): string {
     const pool =
       h.kind === "egress" && h.zonePools
         ? `{ ${Object.entries(h.zonePools)
-            .map(([d, id]) => `${JSON.stringify(d)}: pool${id}`)
+            .map(([d, id]) => `${JSON.stringify(shownCloud.zoneOf[d] ?? d)}: pool${id}`)
             .join(", ")} }`
         : `pool${h.pool}`;
-    const args = JSON.stringify(holderArgs(w, h)).replace(/^\{/, `{ "pool": ${pool},`);
+    const args = JSON.stringify(holderArgs(w, h, shownCloud)).replace(/^\{/, `{ "pool": ${pool},`);
     lines.push(
       `export const h${h.id} = new ${kindClass[h.kind]}(${lit(h.name)}, ${args}${opts(h)})` +
         `.${h.kind === "alloc" ? "ips" : h.kind === "prefix" ? "cidr" : "addresses"};`,
