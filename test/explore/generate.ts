@@ -84,7 +84,7 @@ export function generateEdit(rng: Rng, w: World): Edit {
         family: rng.weighted(families),
         ...(rng.chance(0.3) ? { strategy: "lowest-free" as const } : {}),
       }),
-      plain.length === 0 ? (w.cloud ? 20 : 100) : plain.length < 3 ? 2 : 0,
+      plain.length === 0 ? (w.cloud ? 3 : 100) : plain.length < 3 ? (w.cloud ? 1 : 2) : 0,
     ],
   ];
   if (w.cloud) choices.push(...cloudEdits(rng, w));
@@ -245,7 +245,7 @@ function cloudEdits(rng: Rng, w: World): [() => Edit, number][] {
           ...optionalName(rng, w),
         };
       },
-      6,
+      8,
     ]);
   const aws = w.holders.flatMap((h) => (h.kind === "egress" && h.aws ? [h] : []));
   if (aws.length > 0)
@@ -268,7 +268,7 @@ function cloudEdits(rng: Rng, w: World): [() => Edit, number][] {
           const next = rng.pick(([undefined, "allocate", "adoptOwn"] as const).filter((e) => e !== now));
           return { op: "elasticIps", holder: h.id, ...(next ? { elasticIps: next } : {}) };
         },
-        4,
+        6,
       ],
       [() => ({ op: "unassign", holder: rng.pick(aws).id }), 2],
     );
