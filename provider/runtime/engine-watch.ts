@@ -2,10 +2,11 @@ import * as net from "node:net";
 import { aroundCalls, type ProviderImpl } from "../resources/provider-props";
 
 /**
- * Ends a dynamic-provider process whose engine is gone. Pulumi's Node.js provider host starts this
- * process with the engine's gRPC address as its first argument and has no way to notice that the
- * engine died (a `pulumi up` killed by a CI timeout or the OOM killer): the process would run, and
- * hold its memory and its Kubernetes and EC2 clients, forever.
+ * Ends a provider process whose engine is gone: a dynamic-provider process, or the egress-ipam
+ * plugin. The engine (through Pulumi's Node.js provider host, for the first) starts the process with
+ * its gRPC address as an argument, and the process has no way to notice that the engine died (a
+ * `pulumi up` killed by a CI timeout or the OOM killer): it would run, and hold its memory and its
+ * Kubernetes and EC2 clients, forever.
  *
  * How it notices, on Linux and macOS alike: one TCP connection to the engine's address, kept open
  * and idle. The kernel closes it the moment the engine process dies, so the watch costs nothing
@@ -56,11 +57,30 @@ export function watchEngine(address: string, gone: () => void, retryDelayMs = 25
   };
 }
 
+const isAddress = (arg: string | undefined): arg is string => /^[\w.-]+:\d+$/.test(arg ?? "");
+
 /** The engine's address from a dynamic-provider process's arguments, or undefined in any other process. */
 export function engineAddress(argv: string[] = process.argv): string | undefined {
   if (!/dynamic-provider/.test(argv[1] ?? "")) return undefined;
-  const address = argv[2] ?? "";
-  return /^[\w.-]+:\d+$/.test(address) ? address : undefined;
+  return isAddress(argv[2]) ? argv[2] : undefined;
+}
+
+/**
+ * The engine's address from a resource plugin's arguments (`process.argv.slice(2)`), read as the
+ * SDK's provider `main` reads it: the first argument that is not one of the flags the engine may put
+ * before it (`--logtostderr`, `-v=<n>`, `--tracing <endpoint>`). Undefined when there is none.
+ */
+export function pluginEngineAddress(args: string[]): string | undefined {
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i]!;
+    if (arg === "--logtostderr" || arg.startsWith("-v=")) continue;
+    if (arg === "--tracing") {
+      i++;
+      continue;
+    }
+    return isAddress(arg) ? arg : undefined;
+  }
+  return undefined;
 }
 
 let inFlight = 0;
@@ -93,14 +113,17 @@ export function callsSettled(ms: number): Promise<boolean> {
 }
 
 /**
- * In a dynamic-provider process, watches its engine and, once it is gone, gives the calls under way
- * (a Kubernetes or EC2 write) up to `graceMs` to finish, then exits. Nobody will read their results:
- * what an interrupted write leaves is what an interrupted `pulumi up` leaves, and the next `up`
- * repairs it. Leases and holds of the process are not released: they expire after their duration,
- * as when the process is killed. Does nothing in any other process.
+ * Watches the engine at `address` (by default a dynamic-provider process's; the plugin passes its
+ * own, {@link pluginEngineAddress}) and, once it is gone, gives the calls under way (a Kubernetes or
+ * EC2 write) up to `graceMs` to finish, then exits. Nobody will read their results: what an
+ * interrupted write leaves is what an interrupted `pulumi up` leaves, and the next `up` repairs it.
+ * Leases and holds of the process are not released: they expire after their duration, as when the
+ * process is killed. Does nothing without an address (any other process).
  */
-export function exitWhenEngineGone(graceMs = 10_000): EngineWatch | undefined {
-  const address = engineAddress();
+export function exitWhenEngineGone(
+  address: string | undefined = engineAddress(),
+  graceMs = 10_000,
+): EngineWatch | undefined {
   if (!address) return undefined;
   return watchEngine(address, () => {
     void callsSettled(graceMs).then(() => process.exit(1));

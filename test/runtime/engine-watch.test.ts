@@ -1,6 +1,12 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { afterEach, describe, expect, it } from "vitest";
-import { callsSettled, counted, engineAddress, watchEngine } from "../../provider/runtime/engine-watch";
+import {
+  callsSettled,
+  counted,
+  engineAddress,
+  pluginEngineAddress,
+  watchEngine,
+} from "../../provider/runtime/engine-watch";
 import type { ProviderImpl } from "../../provider/resources/provider-props";
 
 // A stand-in for the engine: a TCP server in a process of its own (so it can die as the CLI does)
@@ -30,6 +36,17 @@ describe("watching the engine", () => {
     [["node"], undefined],
   ])("engineAddress(%j) is %j", (argv, expected) => {
     expect(engineAddress(argv)).toBe(expected);
+  });
+
+  // The plugin's arguments (`process.argv.slice(2)`): the engine's flags, then its address.
+  it.each([
+    [["127.0.0.1:4567"], "127.0.0.1:4567"],
+    [["--logtostderr", "-v=9", "--tracing", "127.0.0.1:9411", "127.0.0.1:4567"], "127.0.0.1:4567"],
+    [["--logtostderr"], undefined],
+    [[], undefined],
+    [["--unknown", "127.0.0.1:4567"], undefined],
+  ])("pluginEngineAddress(%j) is %j", (args, expected) => {
+    expect(pluginEngineAddress(args)).toBe(expected);
   });
 
   it("keeps quiet while the engine lives, even when it closes idle connections, and tells when it dies", async () => {

@@ -57,3 +57,56 @@ export function cliProcessesIn(dir: string, command: string): number[] {
   }
   return pids;
 }
+
+/** A process as recorded once: its PID and its start time, so a later PID reuse is not taken for it. */
+export interface RecordedProcess {
+  pid: number;
+  /** Field 22 of `/proc/<pid>/stat`: clock ticks after boot; with the PID, names one process for good. */
+  started: string;
+}
+
+/** `/proc/<pid>/stat` split after the command (which may hold spaces): field 3 on is at index 0. */
+function statFields(pid: number): string[] | undefined {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The live descendants of `root` (children, their children, …) whose command line includes `marker`,
+ * recorded. The engine starts plugins as children of the CLI, so this finds the ones one `pulumi`
+ * process started, whatever other tests run at the same time.
+ */
+export function descendantsOf(root: number, marker: string): RecordedProcess[] {
+  const parent = new Map<number, number>();
+  for (const entry of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    const fields = statFields(Number(entry));
+    if (fields) parent.set(Number(entry), Number(fields[1])); // field 4, the parent's PID
+  }
+  const under = (pid: number): boolean => {
+    for (let p = parent.get(pid); p !== undefined && p > 1; p = parent.get(p)) if (p === root) return true;
+    return false;
+  };
+  const found: RecordedProcess[] = [];
+  for (const pid of parent.keys()) {
+    if (!under(pid)) continue;
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").includes(marker)) continue;
+    } catch {
+      continue;
+    }
+    const fields = statFields(pid);
+    if (fields && fields[0] !== "Z") found.push({ pid, started: fields[19]! });
+  }
+  return found;
+}
+
+/** Whether the recorded process still runs (not exited, not a zombie, its PID not taken by another). */
+export function isRunning(p: RecordedProcess): boolean {
+  const fields = statFields(p.pid);
+  return fields !== undefined && fields[0] !== "Z" && fields[19] === p.started;
+}
