@@ -193,9 +193,12 @@ const schema = {
   keywords: ["ipam", "egress", "kubernetes", "openshift", "aws"],
   language: {
     // The SDKs carry the schema's version, so a program asks the engine for exactly this plugin.
+    // No `requires`: the code generator then makes the wheel require the `pulumi` SDK its generated
+    // code needs (3.269.0 for pulumi-codegen v3.276.0: every resource's `get` calls
+    // `pulumi.runtime.exists_resource`), where a floor given here would replace it and let pip
+    // install an SDK the code fails on (test/e2e/plugin-install.cluster.test.ts).
     python: {
       packageName: "pulumi_egress_ipam",
-      requires: { pulumi: ">=3.0.0,<4.0.0" },
       respectSchemaVersion: true,
     },
     go: {
