@@ -10,6 +10,8 @@ import {
   AllocateAddressCommand,
   AssignPrivateIpAddressesCommand,
   AssociateAddressCommand,
+  AttachNetworkInterfaceCommand,
+  CreateNetworkInterfaceCommand,
   DescribeAddressesCommand,
   DescribeNetworkInterfacesCommand,
   TerminateInstancesCommand,
@@ -54,8 +56,13 @@ export interface Cloud {
   /** Model host name of each instance ID. */
   nameOf: Record<string, string>;
   subnetIds: string[];
-  /** The planted things, as they must stay (see {@link foreignState}). */
-  foreign: { address: string; eniId: string; eips: string[] };
+  /** The subnet ID of each domain. */
+  subnetOf: Record<string, string>;
+  /**
+   * The planted things, as they must stay (see {@link foreignState}): an address on an interface,
+   * Elastic IPs, and the interfaces addresses were handed to since.
+   */
+  foreign: { address: string; eniId: string; eips: string[]; handed: { eniId: string; address: string }[] };
   ec2: EC2Client;
 }
 
@@ -112,7 +119,13 @@ export async function freshCloud(servers: CloudServers): Promise<Cloud> {
     instanceOf,
     nameOf: Object.fromEntries(Object.entries(instanceOf).map(([n, id]) => [id, n])),
     subnetIds,
-    foreign: { address, eniId: a3.NetworkInterfaceId!, eips: [onIt.AllocationId!, idle.AllocationId!] },
+    subnetOf: Object.fromEntries(Object.keys(zoneOf).map((d) => [d, world.subnetIds[zoneOf[d]!]!])),
+    foreign: {
+      address,
+      eniId: a3.NetworkInterfaceId!,
+      eips: [onIt.AllocationId!, idle.AllocationId!],
+      handed: [],
+    },
     ec2,
   };
 }
@@ -121,10 +134,22 @@ export async function freshCloud(servers: CloudServers): Promise<Cloud> {
 export async function foreignState(c: Cloud): Promise<string> {
   const eips =
     (await c.ec2.send(new DescribeAddressesCommand({ AllocationIds: c.foreign.eips }))).Addresses ?? [];
-  const eni = (
-    await c.ec2.send(new DescribeNetworkInterfacesCommand({ NetworkInterfaceIds: [c.foreign.eniId] }))
-  ).NetworkInterfaces?.[0];
+  const enis =
+    (
+      await c.ec2.send(
+        new DescribeNetworkInterfacesCommand({
+          NetworkInterfaceIds: [c.foreign.eniId, ...c.foreign.handed.map((h) => h.eniId)],
+        }),
+      )
+    ).NetworkInterfaces ?? [];
+  const eni = enis.find((e) => e.NetworkInterfaceId === c.foreign.eniId);
   return JSON.stringify({
+    handed: c.foreign.handed.map((h) => ({
+      ...h,
+      on: enis
+        .find((e) => e.NetworkInterfaceId === h.eniId)
+        ?.PrivateIpAddresses?.some((a) => a.PrivateIpAddress === h.address),
+    })),
     eips: eips
       .map((a) => ({
         id: a.AllocationId,
@@ -146,7 +171,8 @@ export async function leftovers(c: Cloud, adopted: ReadonlySet<string>): Promise
     for (const a of eni.PrivateIpAddresses ?? [])
       if (
         !a.Primary &&
-        !(eni.NetworkInterfaceId === c.foreign.eniId && a.PrivateIpAddress === c.foreign.address)
+        !(eni.NetworkInterfaceId === c.foreign.eniId && a.PrivateIpAddress === c.foreign.address) &&
+        !c.foreign.handed.some((h) => h.eniId === eni.NetworkInterfaceId && h.address === a.PrivateIpAddress)
       )
         out.push(`${a.PrivateIpAddress} on ${eni.NetworkInterfaceId}`);
     for (const t of eni.TagSet ?? [])
@@ -176,6 +202,29 @@ export async function unassign(c: Cloud, ip: string): Promise<void> {
         PrivateIpAddresses: [ip],
       }),
     );
+}
+
+/**
+ * The platform hands `ip` to somebody else on `host`: taken off whichever interface has it and put
+ * on a second interface of the host (a pod's, as the VPC CNI does on eth1), which is planted.
+ */
+export async function handOver(c: Cloud, ip: string, host: string, subnet: string): Promise<void> {
+  await unassign(c, ip);
+  const instance = c.instanceOf[host]!;
+  let eth1 = (await interfacesIn(c.ec2, c.subnetIds)).find(
+    (e) => e.Attachment?.InstanceId === instance && e.Attachment.DeviceIndex === 1,
+  )?.NetworkInterfaceId;
+  if (!eth1) {
+    const made = await c.ec2.send(new CreateNetworkInterfaceCommand({ SubnetId: subnet }));
+    eth1 = made.NetworkInterface!.NetworkInterfaceId!;
+    await c.ec2.send(
+      new AttachNetworkInterfaceCommand({ NetworkInterfaceId: eth1, InstanceId: instance, DeviceIndex: 1 }),
+    );
+  }
+  await c.ec2.send(
+    new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: eth1, PrivateIpAddresses: [ip] }),
+  );
+  c.foreign.handed.push({ eniId: eth1, address: ip });
 }
 
 /** A host fails for good: its instance is terminated. */

@@ -44,6 +44,7 @@ describe("generation", () => {
         "elasticIps",
         "exclude",
         "families",
+        "handOver",
         "hostTags",
         "hosts",
         "pin",

@@ -271,11 +271,12 @@ function cloudEdits(rng: Rng, w: World): [() => Edit, number][] {
         6,
       ],
       [() => ({ op: "unassign", holder: rng.pick(aws).id }), 2],
+      [() => ({ op: "handOver", holder: rng.pick(aws).id }), 1],
     );
   const up = Object.values(cloudHosts)
     .flat()
     .filter((h) => !h.endsWith("3") && !w.down.includes(h));
-  if (aws.length > 0 && w.down.length < 2 && up.length > 0)
+  if (aws.length > 0 && w.down.length < 2 && up.length > 0 && !w.handedOver)
     out.push([() => ({ op: "terminate", host: rng.pick(up) }), 2]);
   return out;
 }

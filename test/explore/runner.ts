@@ -28,6 +28,7 @@ import {
   region,
   terminate,
   unassign,
+  handOver,
   zoneOf,
   type CloudServers,
 } from "./cloud";
@@ -93,7 +94,7 @@ export async function runSequence(
     zoneOf,
     adopted: new Map(),
   };
-  const foreignBefore = cloud && (await foreignState(cloud));
+  let foreignBefore = cloud && (await foreignState(cloud));
   /** A planted thing changed since it was planted. */
   const foreignChanged = async (): Promise<Violation | undefined> => {
     if (!cloud) return undefined;
@@ -167,7 +168,16 @@ export async function runSequence(
         }
       }
       if (cloud && edit.op === "terminate") await terminate(cloud, edit.host);
-      if (cloud && (edit.op === "terminate" || edit.op === "unassign")) {
+      if (cloud && edit.op === "handOver") {
+        const own = [...values].find(([key]) => key.startsWith(`h${edit.holder}/`));
+        if (own?.[1].host) {
+          const domain = own[0].split("/")[1]!;
+          const subnet = cloud.subnetOf[domain]!;
+          await handOver(cloud, own[1].value, own[1].host, subnet);
+          foreignBefore = await foreignState(cloud);
+        }
+      }
+      if (cloud && (edit.op === "terminate" || edit.op === "unassign" || edit.op === "handOver")) {
         const said = await checkSays(h, cloud, false);
         if (said) return fail(i, said);
       }

@@ -99,6 +99,8 @@ export interface World {
   cloud: boolean;
   /** Instances of a cloud world that were terminated. */
   down: string[];
+  /** An address was handed to somebody else's interface on a host (which is then never terminated). */
+  handedOver?: boolean;
 }
 
 /** Failure domains of every world. */
@@ -168,6 +170,7 @@ export type Edit =
   | { op: "hostTags"; holder: number; hostTags: AwsSettings["hostTags"] }
   | { op: "elasticIps"; holder: number; elasticIps?: AwsSettings["elasticIps"] }
   | { op: "unassign"; holder: number }
+  | { op: "handOver"; holder: number }
   | { op: "terminate"; host: string }
   | { op: "refresh" };
 
@@ -206,8 +209,16 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
     case "unassign":
       // A person takes one of the EgressIp's addresses off its host: the program stays as it is.
       return holder?.kind === "egress" && holder.aws && w.cloud ? w : undefined;
+    case "handOver":
+      // The platform hands the EgressIp's first address to a pod on another interface of its host
+      // (the VPC CNI's eth1): the address is somebody else's now, and the user removes the EgressIp.
+      if (holder?.kind !== "egress" || !holder.aws || !w.cloud) return undefined;
+      w.holders = w.holders.filter((h) => h !== holder);
+      w.freedNames.push(holder.name, ...holder.aliases);
+      w.handedOver = true;
+      return w;
     case "terminate":
-      if (!w.cloud || w.down.includes(edit.host) || edit.host.endsWith("3")) return undefined;
+      if (!w.cloud || w.handedOver || w.down.includes(edit.host) || edit.host.endsWith("3")) return undefined;
       w.down.push(edit.host);
       return w;
     case "hostTags":

@@ -291,8 +291,12 @@ export function awsProvisioner(
           out.keptForOther ||= holds(eni, ip);
           continue;
         }
-        if (tagged !== undefined && recordOf(eni, ip) === tagged) out.records.push(eni.id);
+        const ours = tagged !== undefined && recordOf(eni, ip) === tagged;
+        if (ours) out.records.push(eni.id);
         if (!eni.addresses.some((a) => a.ip === ip && !a.primary)) continue;
+        // This package places addresses on the primary interface only: on another one (a pod's
+        // address the VPC CNI put on eth1), an address without this owner's record is somebody else's.
+        if (!ours && (eni.deviceIndex ?? 0) !== 0) continue;
         await unassignFrom(eni, ip, signal);
       }
       return out;
