@@ -39,8 +39,14 @@ export interface MarkerRule {
 export interface StoredQuotas {
   /** The rule (empty when it cannot be read: see `problem`). */
   rules: PoolQuotas;
-  /** Its canonical JSON: a quota counter records the rule it counts under by it. */
+  /** Its canonical JSON. */
   text: string;
+  /**
+   * Which setting of the quotas this is, as a quota counter records what it counts under: the
+   * definition's `quotasVersion` (new at every change of the quotas), or `text` where an earlier
+   * version wrote none.
+   */
+  version: string;
   /** Who set them, as refusals name them: `stack <org/project/stack> (<IpPool urn>)`. */
   setBy: string;
   /** Why the stored value is no quota rule, when it is none (entries counted by it are refused). */
@@ -97,13 +103,17 @@ function storedQuotas(text: string, data: Record<string, string>): StoredQuotas 
   try {
     value = JSON.parse(text);
   } catch {
-    return { rules: {}, text, setBy, problem: "it is not JSON" };
+    return { rules: {}, text, version: text, setBy, problem: "it is not JSON" };
   }
   const problems = quotaProblems(value);
-  if (problems.length > 0)
-    return { rules: {}, text, setBy, problem: problems.map(([at, why]) => `${at}: ${why}`).join("; ") };
+  const version = (canonical: string) => data.quotasVersion || canonical;
+  if (problems.length > 0) {
+    const problem = problems.map(([at, why]) => `${at}: ${why}`).join("; ");
+    return { rules: {}, text, version: version(text), setBy, problem };
+  }
   const rules = (value ?? {}) as PoolQuotas;
-  return { rules, text: canonicalQuotas(rules) ?? "{}", setBy };
+  const canonical = canonicalQuotas(rules) ?? "{}";
+  return { rules, text: canonical, version: version(canonical), setBy };
 }
 
 /**

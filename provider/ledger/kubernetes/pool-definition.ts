@@ -1,4 +1,5 @@
 import type * as k8s from "@kubernetes/client-node";
+import { randomBytes } from "node:crypto";
 import { IpamError } from "../../core/ipam-error";
 import { kubeClients, type KubeClients } from "../../kube/kube-config";
 import { isAlreadyExists, isConflict, isNotFound } from "../../kube/kube-errors";
@@ -28,6 +29,12 @@ export interface StoredDefinition {
   ownerStackId?: string;
   /** The quotas the owner set (see quota-rules.ts), when it set any. */
   quotas?: PoolQuotas;
+  /**
+   * Which setting of the quotas this is: new at every write that changes them (a removal followed
+   * by a restore of the same rule included), so a quota counter knows whether it counts under it.
+   * Absent where an earlier version wrote the quotas (their text is their version then).
+   */
+  quotasVersion?: string;
   /**
    * The prefix lengths at which every entry of the pool registers in the markers of the blocks
    * around it (see block-markers.ts): stored with a rule that has min and max, never shrunk.
@@ -124,6 +131,7 @@ export class PoolDefinitions {
       owner: d.owner ?? "?",
       ...(d.ownerStackId ? { ownerStackId: d.ownerStackId } : {}),
       ...(d.quotas ? { quotas: storedQuotas(this.config.name, d.quotas) } : {}),
+      ...(d.quotas && d.quotasVersion ? { quotasVersion: d.quotasVersion } : {}),
       ...(markers ? { markers } : {}),
       ...(ready ? { markersReady: ready } : {}),
       resourceVersion: cm.metadata?.resourceVersion ?? "",
@@ -208,7 +216,8 @@ export class PoolDefinitions {
     stored: StoredDefinition | undefined,
     markers: LengthRange | undefined,
   ): Promise<StoredDefinition | undefined> {
-    const body = this.body(mine, stored?.resourceVersion, markers, stored?.markersReady);
+    const quotasVersion = versionOf(stored, mine);
+    const body = this.body(mine, stored?.resourceVersion, markers, stored?.markersReady, quotasVersion);
     try {
       const written = stored
         ? await this.clients.core.replaceNamespacedConfigMap({
@@ -223,6 +232,7 @@ export class PoolDefinitions {
         owner: mine.owner,
         ...(mine.stackId ? { ownerStackId: mine.stackId } : {}),
         ...(mine.quotas ? { quotas: JSON.parse(mine.quotas) as PoolQuotas } : {}),
+        ...(quotasVersion ? { quotasVersion } : {}),
         ...(markers ? { markers } : {}),
         ...(markers && stored?.markersReady ? { markersReady: stored.markersReady } : {}),
         resourceVersion: written.metadata?.resourceVersion ?? "",
@@ -247,9 +257,9 @@ export class PoolDefinitions {
     const markers = hull(stored.markers, needed)!;
     try {
       if (!covers(stored.markers, needed))
-        rv = await this.replace(this.body(mine, rv, markers, stored.markersReady));
+        rv = await this.replace(this.body(mine, rv, markers, stored.markersReady, stored.quotasVersion));
       await backfillMarkers(new ClaimStore(this.clients, this.config.namespace, this.config.name), markers);
-      await this.replace(this.body(mine, rv, markers, markers));
+      await this.replace(this.body(mine, rv, markers, markers, stored.quotasVersion));
       return true;
     } catch (err) {
       if (isConflict(err)) return false;
@@ -278,6 +288,7 @@ export class PoolDefinitions {
     resourceVersion?: string,
     markers?: LengthRange,
     ready?: LengthRange,
+    quotasVersion?: string,
   ): k8s.V1ConfigMap {
     return {
       apiVersion: "v1",
@@ -294,6 +305,7 @@ export class PoolDefinitions {
         owner: mine.owner,
         ...(mine.stackId ? { ownerStackId: mine.stackId } : {}),
         ...(mine.quotas ? { quotas: mine.quotas } : {}),
+        ...(mine.quotas && quotasVersion ? { quotasVersion } : {}),
         written: new Date().toISOString(),
         // Kept through every later definition: entries keep registering where blocks were allowed.
         ...(markers ? { markers: formatRange(markers) } : {}),
@@ -312,6 +324,18 @@ function mismatch(config: KubeLedgerConfig, stored: StoredDefinition, mine: stri
       `definition, or state exactly the stored one; only the owner changes it (another stack takes ` +
       `ownership with adopt: true)`,
   );
+}
+
+/**
+ * The version of the quotas `mine` writes over `stored`: the stored one while they stay the same,
+ * a new one when they change (from none too: counters that counted under an earlier setting of the
+ * same rule do not count under this one, see quota-counter.ts). None when `mine` sets none.
+ */
+function versionOf(stored: StoredDefinition | undefined, mine: DefinitionClaim): string | undefined {
+  if (mine.quotas === undefined) return undefined;
+  if (stored?.quotas !== undefined && canonicalQuotas(stored.quotas) === mine.quotas)
+    return stored.quotasVersion;
+  return `${new Date().toISOString()}/${randomBytes(4).toString("hex")}`;
 }
 
 /** Whether `stored` records exactly `mine`: its definition, quotas and owner. */

@@ -49,12 +49,15 @@ import type { StoredQuotas } from "./marker-range";
 //   meanwhile is lost.
 // - A quota lowered below usage: the listed entries stay (renewing or claiming a listed entry needs
 //   no room); every new one is refused until releases bring the group under its limit.
-// - The rule changed (quotas set on a pool with entries, a stack moved into a pattern): each counter
-//   records the rule it counts under, and the first registration under another rule lists the pool
-//   and adds every live object of the group (they stay, as when a quota is lowered). A write in
-//   flight as the rule changes is decided under the rule it read (a new object reads it after it
-//   exists, so that is one read a few milliseconds before its registration); the change binds the
-//   writes that read it.
+// - The quotas changed (set on a pool with entries, a stack moved into a pattern, a quota removed
+//   and later restored): each counter records the version of the quotas it counts under (the
+//   definition's `quotasVersion`, new at every change, so a rule restored to an earlier text is
+//   another version: while it was away, its groups' entries came and went uncounted), and the first
+//   registration under another version lists the pool and adds every live object of the group
+//   (they stay, as when a quota is lowered; what it lists that no longer counts is pruned when room
+//   is needed). A write in flight as the quotas change is decided under the version it read (a new
+//   object reads it after it exists, so that is one read a few milliseconds before its
+//   registration); the change binds the writes that read it.
 
 /** How long a lapsed hold keeps its registration when room is needed (a new entry's is in flight). */
 export const lapsedGraceMs = 60_000;
@@ -72,8 +75,9 @@ export function groupOf(q: StoredQuotas | undefined, c: Holder): QuotaGroup | un
 export const counterName = (pool: string, group: QuotaGroup): string =>
   `${pool}.quota-${createHash("sha256").update(group.key).digest("hex").slice(0, 16)}`;
 
-/** A counter as read: the rule it counts under and, by claim object name, the registrations. */
+/** A counter as read: the version of the quotas it counts under and its registrations by object name. */
 export interface Counter {
+  /** The `version` of the StoredQuotas it counts under (data key `rule`); "" for none yet. */
   rule: string;
   entries: Map<string, string[]>;
   /** "" when it does not exist. */
@@ -94,7 +98,7 @@ export type Registration = "new" | "kept" | "moved";
 interface Queued {
   op: Op;
   group: QuotaGroup;
-  /** The rule an admission is decided under (drops go with any). */
+  /** The quotas an admission is decided under (drops go with any). */
   terms?: StoredQuotas;
   counters: QuotaCounters;
   done: (refusal: IpamError | undefined) => void;
@@ -194,9 +198,9 @@ export class QuotaCounters {
       void (async () => {
         // Checked and cleared in one step, so a change queued meanwhile is never left behind.
         while (q.pending.length > 0) {
-          // Admissions under one rule at a time (a rule changed meanwhile: the later ones next).
+          // Admissions under one version of the quotas at a time (changed meanwhile: the later next).
           const terms = q.pending.find((i) => i.terms)?.terms;
-          const batch = q.pending.filter((i) => !i.terms || i.terms.text === terms?.text);
+          const batch = q.pending.filter((i) => !i.terms || i.terms.version === terms?.version);
           q.pending = q.pending.filter((i) => !batch.includes(i));
           const group = batch.find((i) => i.terms)?.group ?? batch[0]!.group;
           try {
@@ -247,9 +251,10 @@ export class QuotaCounters {
     let pool: Promise<Map<string, Claim>> | undefined;
     const listed = () => (pool ??= this.listed());
     let { entries, rule } = read;
-    if (terms && (read.resourceVersion === "" || rule !== terms.text)) {
-      // Counted under another rule, or not yet: every live object the group has now is listed (a
-      // lapsed hold, perhaps a new entry in flight, registers itself when it is written live).
+    if (terms && (read.resourceVersion === "" || rule !== terms.version)) {
+      // Counted under another version of the quotas, or not yet: every live object the group has
+      // now is listed (a lapsed hold, perhaps a new entry in flight, registers itself when it is
+      // written live).
       const at = this.now();
       entries = new Map([...entries].map(([k, v]) => [k, [...v]]));
       for (const [object, c] of await listed()) {
@@ -257,7 +262,7 @@ export class QuotaCounters {
         if (isLive(c, at) && groupOf(terms, c)?.key === group.key && !tokens.includes(c.uid))
           entries.set(object, [...tokens, c.uid]);
       }
-      rule = terms.text;
+      rule = terms.version;
     }
     let next = this.decide(entries, batch, group);
     if (next.refusals.some(Boolean))

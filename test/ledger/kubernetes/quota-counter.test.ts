@@ -42,15 +42,21 @@ async function pool(quotas?: PoolQuotas, prefixLengths?: object) {
     const definition = JSON.stringify({ ranges: [{ subnet: "10.0.0.0/16" }], prefixLengths });
     await defs.agree({ definition, ...setBy });
   }
-  /** Stores `q` in the definition object, as the pool's owner does. */
-  const setQuotas = async (q: PoolQuotas | string) => {
+  /** Stores `q` in the definition object (as the version `version`, when given), as the pool's owner does. */
+  const setQuotas = async (q: PoolQuotas | string, version?: string) => {
     const core = store.clients.core;
     const cm = await core
       .readNamespacedConfigMap({ name: `${name}.pool`, namespace: "ipam" })
       .catch(() => undefined);
-    const { quotas: _old, ...rest } = cm?.data ?? {};
+    const { quotas: _old, quotasVersion: _version, ...rest } = cm?.data ?? {};
     const text = typeof q === "string" ? q : canonicalQuotas(q);
-    const data = { definition: "{}", ...rest, ...setBy, ...(text ? { quotas: text } : {}) };
+    const data = {
+      definition: "{}",
+      ...rest,
+      ...setBy,
+      ...(text ? { quotas: text } : {}),
+      ...(text && version ? { quotasVersion: version } : {}),
+    };
     const body: k8s.V1ConfigMap = {
       metadata: {
         ...cm?.metadata,
@@ -115,9 +121,12 @@ describe("the quotas a definition object stores", () => {
       /quotas.default: -1 is not a number of addresses/,
     ],
     [{ ...who, quotas: "{default: 2}" }, {}, "{default: 2}", /not JSON/],
+    [{ ...who, quotas: '{"default":4}', quotasVersion: "v7" }, { default: 4 }, '{"default":4}', undefined],
   ])("%j: %j", (data, rules, text, problem) => {
     const q = markerRuleOf(data).quotas!;
     expect([q.rules, q.text, q.setBy]).toEqual([rules, text, "stack o/net/prod (urn:pool)"]);
+    // What a counter records: the stored version, or the text where an earlier version stored none.
+    expect(q.version).toBe("quotasVersion" in data ? data.quotasVersion : text);
     if (problem) expect(q.problem).toMatch(problem);
     else expect(q.problem).toBeUndefined();
   });
@@ -212,6 +221,45 @@ describe("a group at its limit", () => {
     await put(writes, "10.0.0.4", hold("a"));
     expect(listed(q, "a")).toEqual(["1", "2", "4"].map((n) => `${name}.10.0.0.${n}`));
     expect((await refusal(put(writes, "10.0.0.5", hold("c"))))?.message).toMatch(/holds 3 addresses/);
+  });
+
+  it("a quota removed, more held, then the same rule restored (another version): the first registration counts what the group holds now", async () => {
+    const q = { default: 2 };
+    const { writes, setQuotas, listed, name } = await pool();
+    await setQuotas(q, "v1");
+    await put(writes, "10.0.0.1", hold("a"));
+    await setQuotas({});
+    for (const ip of ["10.0.0.2", "10.0.0.3", "10.0.0.4"]) await put(writes, ip, hold("a"));
+    await setQuotas(q, "v3");
+    const refused = await refusal(put(writes, "10.0.0.5", hold("a")));
+    expect(refused?.message).toMatch(/2 addresses, .* it holds 4 addresses and this would add 1 address/);
+    expect(listed(q, "a")).toEqual(["1", "2", "3", "4"].map((n) => `${name}.10.0.0.${n}`));
+  });
+
+  it("the owner's writes give the quotas a new version at every change (a removal and a restore too), and keep it otherwise", async () => {
+    const { fake, store, name } = await pool();
+    const defs = new PoolDefinitions(
+      { name, namespace: "ipam", lockDuration: 1, lockAcquireTimeout: 1 },
+      store.clients,
+    );
+    const version = () => fake.objects.get(`${name}.pool`)?.data?.quotasVersion;
+    const agree = (quotas: string | undefined, subnet = "10.0.0.0/16") =>
+      defs.agree({
+        definition: JSON.stringify({ ranges: [{ subnet }] }),
+        ...setBy,
+        ...(quotas ? { quotas } : {}),
+      });
+    await agree('{"default":2}');
+    const first = version();
+    expect(first).toMatch(/\S/);
+    await agree('{"default":2}', "10.0.0.0/15"); // another definition, the same quotas
+    expect(version()).toBe(first);
+    await agree(undefined);
+    expect(version()).toBeUndefined();
+    await agree('{"default":2}');
+    expect(version()).toMatch(/\S/);
+    expect(version()).not.toBe(first);
+    expect(markerRuleOf(fake.objects.get(`${name}.pool`)?.data).quotas?.version).toBe(version());
   });
 
   it("a stack under the default is counted by its identity: two stacks of one name each get it", async () => {
