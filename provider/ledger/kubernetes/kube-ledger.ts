@@ -90,6 +90,13 @@ export interface KubeLedger extends Ledger {
    * old), for a check of many holders; otherwise every claim is read.
    */
   claimProblems(owner: string, ips: readonly string[], recent?: boolean): Promise<ClaimProblem[]>;
+  /**
+   * Deletes every hold of this stack in the pool (not node addresses), with its quota and marker
+   * registrations: what checks planned for holders that were never created (an `up` that failed),
+   * at the delete of the stack's pool, after the engine deleted its holders. Each delete is
+   * preconditioned on what was read: a hold renewed or taken over meanwhile stays.
+   */
+  releaseHolds(): Promise<void>;
 }
 
 /** An address whose claim is not what its holder's state says. */
@@ -479,6 +486,19 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         }
       }
       return problems;
+    },
+
+    releaseHolds: async () => {
+      const mine = (await store.list()).filter(
+        (c) => c.state === "hold" && c.nodeId === undefined && c.malformed === undefined && ofStack(c, me),
+      );
+      for (const c of mine) {
+        try {
+          if (await entries.remove(c)) view.record(c.ip, undefined);
+        } catch (e) {
+          if (!isConflict(e)) throw e;
+        }
+      }
     },
 
     holders: async () => {

@@ -4,7 +4,14 @@ import { PoolDefinitions, type Standing } from "../../ledger/kubernetes/pool-def
 import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../../ledger/quota-rules";
 import { poolUsage, readSharedPool, referenceFigures, type SharedPool } from "../pool/shared-pool-ref";
 import { poolDefinition } from "../pool/canonical-definition";
-import { assertSameCluster, ledgerFor, ledgerKey, pinCluster, resolveLedger } from "../pool/ledger-option";
+import {
+  assertSameCluster,
+  ledgerFor,
+  ledgerKey,
+  pinCluster,
+  resolveLedger,
+  sharedLedgerFor,
+} from "../pool/ledger-option";
 import {
   canonicalRanges,
   checkRequestable,
@@ -215,18 +222,36 @@ export const ipPoolProvider: ProviderImpl = {
   async delete(_id, props) {
     // A reference defines nothing: the pool stays its owner's. So does an owner's pool (tenants keep
     // their addresses; another stack takes ownership with adopt).
-    if (props.shared === true) return;
-    assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was deleted");
-    const holders = await holderList(props);
-    if (holders.length > 0) {
-      throw new IpamError(
-        "POOL_IN_USE",
-        `pool ${props.poolId} still has allocations: ${holders.join(", ")}; ` +
-          `delete or move those resources first (they are released when deleted)`,
-      );
+    if (props.shared !== true) {
+      assertSameCluster(props, props.ledger, `pool ${String(props.poolId)}`, "nothing was deleted");
+      const holders = await holderList(props);
+      if (holders.length > 0) {
+        throw new IpamError(
+          "POOL_IN_USE",
+          `pool ${props.poolId} still has allocations: ${holders.join(", ")}; ` +
+            `delete or move those resources first (they are released when deleted)`,
+        );
+      }
     }
+    await releaseHolds(props);
   },
 };
+
+/**
+ * At the delete of a shared pool's IpPool (its holders deleted before it): deletes the stack's holds
+ * left in the pool, those of holders whose check ran and whose create never did (an `up` that
+ * failed), which would keep room of the stack's quota group until they lapse. Never fatal: a hold
+ * lapses anyway; nothing is released on another cluster than the one recorded.
+ */
+async function releaseHolds(props: Props): Promise<void> {
+  const what = `pool ${String(props.poolId)}`;
+  try {
+    assertSameCluster(props, props.ledger, what, "its holds were not released");
+    await sharedLedgerFor(props, props.ledger, `IpPool ${props.poolId} (delete)`)?.releaseHolds();
+  } catch (e) {
+    warnOnce(`${what}: the stack's holds in it were left to lapse: ${errorMessage(e)}`);
+  }
+}
 
 /** A shared pool's `stackId` and `cluster`: kept from the state, or found for a new one. */
 async function identify(olds: Props, news: Props, failures: Failure[]): Promise<void> {

@@ -2,7 +2,8 @@
 // of one pattern planning at once (two ledgers in this process, and two processes) never hold more
 // than their limit together, and every refusal is QUOTA_EXCEEDED; preview (plan) and create
 // (reserve) are refused naming the quota, claiming what was planned needs no room, and a release
-// frees room; a pool without quotas has no counter object.
+// frees room, and so does deleting the holds a stack left (at its pool's delete); a pool without
+// quotas has no counter object.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { kubeClients, type KubeClients } from "../../../provider/kube/kube-config";
 import { kubeLedger, type KubeLedger } from "../../../provider/ledger/kubernetes/kube-ledger";
@@ -133,6 +134,27 @@ describe("quotas of a shared pool", () => {
     await l.reserve("p", owners[2]!, third, false, "i2");
     expect((await live(l)).map((c) => c.state)).toEqual(["claim", "claim"]);
   }, 120_000);
+
+  it("releaseHolds deletes the stack's holds with their counter entries; its claims and another stack's holds stay", async () => {
+    const q = { stacks: { "team/*": 4 } };
+    const name = uniqueName("holds");
+    await define(name, q);
+    const [a, b] = [ledger("o/team/a", name, "id-a"), ledger("o/team/b", name, "id-b")];
+    const claimed = await a.plan({ pool: "p", owner: urn("a", "x0"), choose });
+    await a.reserve("p", urn("a", "x0"), claimed, false, "i0");
+    const left = await a.plan({ pool: "p", owner: urn("a", "x1"), choose });
+    const other = await b.plan({ pool: "p", owner: urn("b", "y0"), choose });
+    expect(await listed(name, q, "o/team/a")).toHaveLength(3);
+    await a.releaseHolds();
+    expect(await a.store.read(left.ips[0]!)).toBeUndefined();
+    expect((await live(a)).map((c) => [c.ip, c.stack, c.state]).sort()).toEqual(
+      [
+        [claimed.ips[0], "o/team/a", "claim"],
+        [other.ips[0], "o/team/b", "hold"],
+      ].sort(),
+    );
+    expect(await listed(name, q, "o/team/a")).toEqual([claimed.ips[0], other.ips[0]].sort());
+  }, 60_000);
 
   it("a pool without quotas has no counter object", async () => {
     const name = uniqueName("free");
