@@ -52,9 +52,12 @@ function chain(): string {
 describe("a killed pulumi up of a YAML program leaves no plugin process", () => {
   const harnesses: Harness[] = [];
   const plugins: RecordedProcess[] = [];
+  // The YAML language host the killed CLI started outlives it for minutes (Pulumi's, not this
+  // package's, and not what this tests): stopped at the end by its recorded PID too.
+  const hosts: RecordedProcess[] = [];
   afterAll(() => {
     // A plugin that did not exit (the failure this tests) is stopped by its recorded PID.
-    for (const p of plugins) if (isRunning(p)) process.kill(p.pid, "SIGKILL");
+    for (const p of [...plugins, ...hosts]) if (isRunning(p)) process.kill(p.pid, "SIGKILL");
     for (const h of harnesses) h.dispose();
   });
 
@@ -107,6 +110,7 @@ describe("a killed pulumi up of a YAML program leaves no plugin process", () => 
       }
       for (const p of descendantsOf(cli!, pluginEntry)) seen.set(`${p.pid}/${p.started}`, p);
       plugins.push(...seen.values());
+      hosts.push(...descendantsOf(cli!, "pulumi-language-yaml"));
       const running = [...seen.values()].filter(isRunning);
       process.kill(cli!, "SIGKILL");
       expect(await up).toBe("failed"); // killed before it finished, so the check below means something
