@@ -199,6 +199,13 @@ export function publicAddresses(
       const want = wanted(ip);
       if (!want) return;
       let eip = await usable(ip, want, signal);
+      // An adopted allocation that this package allocated for another owner becomes this owner's:
+      // that owner's removal (which finds its Elastic IPs by this tag) leaves it alone from now on,
+      // wherever the address goes. This owner never releases it (it is adopted).
+      const formerOwner = eip?.tags[eipOwnerTag];
+      if (eip && want !== "allocate" && formerOwner !== undefined && formerOwner !== owner) {
+        await ec2.tag(eip.allocationId, { [eipOwnerTag]: owner }, signal);
+      }
       if (!eip && adopt) {
         // A handed-over address keeps its public address: another owner's allocation on it becomes this one's.
         const onIt = (
