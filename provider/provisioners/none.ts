@@ -11,13 +11,15 @@ export function noneProvisioner(config: NoneProvisionerConfig): EgressIPProvisio
   const load = new Map<string, number>();
   const bump = (host: string, by: number) => load.set(host, Math.max(0, (load.get(host) ?? 0) + by));
 
+  /** The hosts of a failure domain: its list in `config.hosts`, or the domain's own name. */
+  const hostsOf = (failureDomain: string) => (config.hosts ? config.hosts[failureDomain] : [failureDomain]);
+
   return {
     async hostServes(host, failureDomain) {
-      const hosts = config.hosts ? config.hosts[failureDomain] : [failureDomain];
-      return hosts?.includes(host) ?? false;
+      return hostsOf(failureDomain)?.includes(host) ?? false;
     },
     async findHostForNewIP(failureDomain) {
-      const hosts = config.hosts ? config.hosts[failureDomain] : [failureDomain];
+      const hosts = hostsOf(failureDomain);
       if (!hosts || hosts.length === 0) {
         const known = Object.keys(config.hosts ?? {}).join(", ") || "none";
         throw new IpamError(
