@@ -3,9 +3,10 @@
 // per namespace, an EgressIp with adopt: true, one address per zone. Its first preview plans the
 // addresses the operator gave, on the Nodes that carry them; `up` moves none of them. Setting
 // `kind` to ovn (step2, once the cluster runs OVN-Kubernetes) moves them to the namespaces' EgressIP
-// objects, same addresses.
+// objects, same addresses, and labels the Nodes that carry them k8s.ovn.org/egress-assignable
+// (ovnkube places an EgressIP's addresses only on labelled Nodes).
 import * as pulumi from "@pulumi/pulumi";
-import { EgressIp, IpPool } from "pulumi-egress-ipam";
+import { CidrAssignment, EgressIp, IpPool } from "pulumi-egress-ipam";
 
 const config = new pulumi.Config();
 const zones = config.requireObject<string[]>("zones");
@@ -41,6 +42,20 @@ const egress = tenants.map(
   (tenant) =>
     new EgressIp(tenant, { namespace: tenant, pool: pools, failureDomains: zones, provisioner, adopt: true }),
 );
+
+// ovn: the Nodes of each zone that carry its addresses, labelled egress-assignable (and unlabelled
+// again on destroy, unless something else labelled them), so that ovnkube can place them there.
+// List more Nodes in `hosts` for ovnkube to fail over to.
+if (kind === "ovn") {
+  zones.forEach(
+    (zone, i) =>
+      new CidrAssignment(`egress-nodes-${zone}`, {
+        pool: pools[zone]!,
+        provisioner,
+        hosts: pulumi.all(egress.map((e) => e.hosts)).apply((hosts) => [...new Set(hosts.map((h) => h[i]!))]),
+      }),
+  );
+}
 
 // Unchanged from what the operator gave: the addresses on the outside allow-lists.
 export const egressIps = Object.fromEntries(tenants.map((t, i) => [t, egress[i]!.ips]));

@@ -330,6 +330,22 @@ function tokenIssuingCluster(project: string): ExampleSpec["prepare"] {
  * decrypts secrets). The API server marks a token Secret `kubernetes.io/legacy-token-last-used`
  * when its token authenticates a request, and only the egress IP resources hold this one.
  */
+/**
+ * After step2 (kind ovn): ovnkube places an EgressIP's addresses only on Nodes labelled
+ * `k8s.ovn.org/egress-assignable`, so every Node the stack says carries one has the label.
+ */
+async function egressNodesAssignable(_project: ExampleProject, outputs: Record<string, unknown>) {
+  const hosts = [...new Set(Object.values(outputs.egressHosts as Record<string, string[]>).flat())].sort();
+  expect(hosts.length, "hosts of the tenants' addresses").toBeGreaterThan(0);
+  for (const name of hosts) {
+    const labels = (await kube().core.readNode({ name })).metadata?.labels ?? {};
+    expect(labels, `Node ${name}: ovnkube places egress IPs only on labelled Nodes`).toHaveProperty(
+      ["k8s.ovn.org/egress-assignable"],
+      "",
+    );
+  }
+}
+
 async function writerUsedAndKeptSecret(project: ExampleProject, outputs: Record<string, unknown>) {
   const [namespace, name] = (outputs.tokenSecret as string).split("/") as [string, string];
   const secret = await kube().core.readNamespacedSecret({ name, namespace });
@@ -422,6 +438,7 @@ const specs: Record<string, ExampleSpec> = {
     prepare: operatorCluster("egress-ipam-migrate-from-operator", operatorAssigned),
     // The operator's addresses, kept through the adoption and the switch to ovn (step2).
     check: (outputs) => expect(outputs.dev!.egressIps).toEqual(operatorAssigned),
+    checkStack: egressNodesAssignable,
   },
   quickstart: { stacks: ["dev"], check: sameAsQuickstart },
   "quickstart-yaml": { stacks: ["dev"], check: sameAsQuickstart },
