@@ -71,15 +71,17 @@ export class PoolBook {
   /**
    * The `pool` input of a holder of `urn`: the pool's settings that decide addresses, its ledger
    * and its identity, as {@link IpPool}'s `ref` gives them to a TypeScript holder.
-   * @throws IpamError INVALID_CONFIG when this process has not checked that pool (another provider instance).
+   * @throws IpamError INVALID_CONFIG when this process has not checked that pool (left out by `--target`, or another provider instance).
    */
   holderInput(urn: string, holder: string): Props {
     const pool = this.pools.get(urn);
     if (!pool) {
       throw new IpamError(
         "INVALID_CONFIG",
-        `pool ${urn} was not checked by the provider that serves ${holder}: a pool and its holders must use ` +
-          `the same egress-ipam provider (leave out an explicit provider on one of them, or give both the same)`,
+        `pool ${urn} was not checked in this run by the provider that serves ${holder}: either it was left ` +
+          `out by --target: add --target ${urn} (an unchanged pool is not updated); or the pool and its ` +
+          `holders use different egress-ipam providers: leave out an explicit provider on one of them, or ` +
+          `give both the same`,
       );
     }
     if (pool.shared === true) return { ledger: pool.ledger, shared: true, id: urn };

@@ -54,7 +54,7 @@ describe("the plugin's check turns what the engine sends into what the package's
       "a pool another provider checked",
       { pool: ref(urn("IpPool", "other")) },
       "pool",
-      /\[INVALID_CONFIG\] pool .*::other was not checked by the provider that serves .*::web: a pool and its holders must use the same egress-ipam provider/,
+      /\[INVALID_CONFIG\] pool .*::other was not checked in this run by the provider that serves .*::web: either it was left out by --target: add --target .*::other .*different egress-ipam providers/,
     ],
   ])("refuses %s, naming the property", async (_name, news, property, reason) => {
     const { seen, provider } = recording();
