@@ -71,10 +71,18 @@ export class PoolBook {
   /**
    * The `pool` input of a holder of `urn`: the pool's settings that decide addresses, its ledger
    * and its identity, as {@link IpPool}'s `ref` gives them to a TypeScript holder.
-   * @throws IpamError INVALID_CONFIG when this process has not checked that pool (left out by `--target`, or another provider instance).
+   * @throws IpamError INVALID_INPUT when `urn` is not an IpPool's; INVALID_CONFIG when this process has not checked that pool (left out by `--target`, or another provider instance).
    */
   holderInput(urn: string, holder: string): Props {
     const pool = this.pools.get(urn);
+    // urn:pulumi:<stack>::<project>::<parent types $ ...>$<type>::<name>
+    const type = urn.split("::")[2]?.split("$").pop();
+    if (!pool && type !== undefined && type !== "egress-ipam:index:IpPool") {
+      throw new IpamError(
+        "INVALID_INPUT",
+        `pool ${urn} is of type ${type}, not an egress-ipam IpPool: give ${holder} a reference to the IpPool it takes addresses from`,
+      );
+    }
     if (!pool) {
       throw new IpamError(
         "INVALID_CONFIG",

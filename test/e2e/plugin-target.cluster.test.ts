@@ -1,6 +1,7 @@
 // `pulumi up --target` on a holder of a YAML program: the engine checks only the targets, so the
 // plugin has not seen the holder's pool. The refusal says so (the pool was left out by --target)
 // and names the way on, which works: the pool added as a target (unchanged, it is not updated).
+// A pool that is another kind of resource never reaches the plugin from YAML.
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -57,5 +58,34 @@ describe("--target on a holder of a YAML program", () => {
     const placed = (await h.resources()).find((r) => r.urn === a2);
     expect(placed?.outputs?.ip, "a2 after the lowest-free a1").toBe("10.0.0.3");
     await h.destroy();
+  });
+
+  // YAML's own type check refuses it before the plugin is asked (the plugin's refusal, for a
+  // language that checks no types, is plugin-provider.test's).
+  it("a holder whose pool is another kind of resource is refused by YAML's type check, naming both types", async () => {
+    const yaml = program(["a1"]).replace(
+      "resources:\n",
+      'resources:\n  b1:\n    type: egress-ipam:IpAllocation\n    properties: { pool: "${a1}" }\n',
+    );
+    const p = pluginProject(
+      process.env.EGRESS_IPAM_CONSUMER!,
+      "plugin-target",
+      { "Pulumi.yaml": yaml },
+      { stackName: "other-type" },
+    );
+    try {
+      await p.project();
+      const err = String(
+        await p.preview().then(
+          () => "passed",
+          (e: Error) => e,
+        ),
+      );
+      expect(err).toContain(
+        "pool: Cannot assign 'egress-ipam:index:IpAllocation' to 'egress-ipam:index:IpPool'",
+      );
+    } finally {
+      p.dispose();
+    }
   });
 });

@@ -56,6 +56,12 @@ describe("the plugin's check turns what the engine sends into what the package's
       "pool",
       /\[INVALID_CONFIG\] pool .*::other was not checked in this run by the provider that serves .*::web: either it was left out by --target: add --target .*::other .*different egress-ipam providers/,
     ],
+    [
+      "a pool that is a resource of another type",
+      { pool: ref(urn("IpAllocation", "other")) },
+      "pool",
+      /\[INVALID_INPUT\] pool .*::other is of type egress-ipam:index:IpAllocation, not an egress-ipam IpPool: give .*::web a reference to the IpPool/,
+    ],
   ])("refuses %s, naming the property", async (_name, news, property, reason) => {
     const { seen, provider } = recording();
     const result = await provider.check(urn("IpAllocation", "web"), {}, news);
