@@ -75,15 +75,15 @@ export class PoolBook {
    */
   holderInput(urn: string, holder: string): Props {
     const pool = this.pools.get(urn);
-    // urn:pulumi:<stack>::<project>::<parent types $ ...>$<type>::<name>
-    const type = urn.split("::")[2]?.split("$").pop();
-    if (!pool && type !== undefined && type !== "egress-ipam:index:IpPool") {
-      throw new IpamError(
-        "INVALID_INPUT",
-        `pool ${urn} is of type ${type}, not an egress-ipam IpPool: give ${holder} a reference to the IpPool it takes addresses from`,
-      );
-    }
     if (!pool) {
+      // urn:pulumi:<stack>::<project>::<parent types $ ...>$<type>::<name>
+      const type = urn.split("::")[2]?.split("$").pop();
+      if (type !== undefined && type !== "egress-ipam:index:IpPool") {
+        throw new IpamError(
+          "INVALID_INPUT",
+          `pool ${urn} is of type ${type}, not an egress-ipam IpPool: give ${holder} a reference to the IpPool it takes addresses from`,
+        );
+      }
       throw new IpamError(
         "INVALID_CONFIG",
         `pool ${urn} was not checked in this run by the provider that serves ${holder}: either it was left ` +
