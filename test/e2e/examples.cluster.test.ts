@@ -325,12 +325,6 @@ function tokenIssuingCluster(project: string): ExampleSpec["prepare"] {
 }
 
 /**
- * The example's writer did the writing, holds exactly the documented grants, and its token is
- * nowhere in clear text in the state the backend stores (the checkpoint file: `pulumi stack export`
- * decrypts secrets). The API server marks a token Secret `kubernetes.io/legacy-token-last-used`
- * when its token authenticates a request, and only the egress IP resources hold this one.
- */
-/**
  * After step2 (kind ovn): ovnkube places an EgressIP's addresses only on Nodes labelled
  * `k8s.ovn.org/egress-assignable`, so every Node the stack says carries one has the label.
  */
@@ -346,6 +340,12 @@ async function egressNodesAssignable(_project: ExampleProject, outputs: Record<s
   }
 }
 
+/**
+ * The example's writer did the writing, holds exactly the documented grants, and its token is
+ * nowhere in clear text in the state the backend stores (the checkpoint file: `pulumi stack export`
+ * decrypts secrets). The API server marks a token Secret `kubernetes.io/legacy-token-last-used`
+ * when its token authenticates a request, and only the egress IP resources hold this one.
+ */
 async function writerUsedAndKeptSecret(project: ExampleProject, outputs: Record<string, unknown>) {
   const [namespace, name] = (outputs.tokenSecret as string).split("/") as [string, string];
   const secret = await kube().core.readNamespacedSecret({ name, namespace });
