@@ -78,15 +78,8 @@ export class EgressIpConstructs {
         if (poolUrn !== undefined) chain.set(poolUrn, r);
         return { ip: r.ip, ips: r.ips };
       },
-      assignment: (n, a, o) => {
-        const r = new PluginResource(
-          token("EgressIpAssignment"),
-          n,
-          { ...a, publicIp: undefined },
-          o,
-        ) as Child;
-        return { host: r.host, publicIp: r.publicIp };
-      },
+      assignment: (n, a, o) =>
+        new PluginResource(token("EgressIpAssignment"), n, { ...a, publicIp: undefined }, o) as Child,
     });
     this.chains.set(await urnOf(component), chain);
     const state = {

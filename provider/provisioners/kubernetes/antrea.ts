@@ -14,7 +14,7 @@ import {
   type EgressView,
 } from "./egress-view";
 import type { AntreaProvisionerConfig } from "./kube-provisioner-config";
-import { plannerFor, type AddressLocations } from "./node-planner";
+import { plannerFor, type AddressGroup, type AddressLocations } from "./node-planner";
 import {
   ownersAnnotation,
   ownersValue,
@@ -75,17 +75,17 @@ const egressRef = (name: string): ObjectRef => ({ apiVersion: api.antrea, kind: 
 const servedNamespace = (e: ReturnType<typeof readAntreaEgress>) =>
   e.namespaceSelector?.matchLabels?.[namespaceNameLabel];
 
-/** Where Antrea put the addresses (`status.egressNode`), and the namespace each Egress serves. */
+/** Where Antrea put the addresses (`status.egressNode`), and the namespace each Egress serves (its group). */
 export function antreaLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
-  const namespaceOf = new Map<string, string>();
+  const groupOf = new Map<string, string>();
   for (const e of view.antreaEgresses) {
     if (!e.ip) continue;
     if (e.node) nodeOf.set(e.ip, e.node);
     const ns = servedNamespace(e) ?? (isManaged(e.labels) ? e.annotations[adoptedForAnnotation] : undefined);
-    if (ns) namespaceOf.set(e.ip, ns);
+    if (ns) groupOf.set(e.ip, ns);
   }
-  return { nodeOf, namespaceOf };
+  return { nodeOf, groupOf };
 }
 
 /**
@@ -121,7 +121,16 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     const view = await planner.egressView();
     const where = ip ? antreaLocations(view).nodeOf.get(ip) : undefined;
     if (where && (await nodes.serves(where, zone, signal))) return where;
-    return planner.choose({ zone, ip, namespace, locations: antreaLocations(view) }, signal);
+    const group: AddressGroup | undefined = namespace
+      ? {
+          key: namespace,
+          name: `namespace ${namespace}`,
+          rule:
+            `each of a namespace's Egress addresses is planned on a Node of its own, spreading its traffic: ` +
+            `give failure domain "${zone}" another Node, or place fewer of ${namespace}'s addresses there`,
+        }
+      : undefined;
+    return planner.choose({ zone, ip, group, locations: antreaLocations(view) }, signal);
   };
 
   const listEgresses = async () => (await listObjects(kube, api.antrea, "Egress")).map(readAntreaEgressFacts);

@@ -49,25 +49,24 @@ export const policyRef = (name: string): ObjectRef => ({
   name,
 });
 export { isManaged } from "./managed-by";
-const namespaceOfPolicy = (name: string) =>
-  name.startsWith("egress-ipam-") ? name.slice("egress-ipam-".length).split(".")[0] : undefined;
 
-/** Where the policies pin each address, and the namespace each of ours serves. */
+/**
+ * Where the policies pin each address, and the policy each is in (one adopted for a namespace
+ * keyed as {@link ciliumObjectName} of it and its family, the name planning asks by).
+ */
 export function ciliumLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
-  const namespaceOf = new Map<string, string>();
+  const groupOf = new Map<string, string>();
   for (const p of view.ciliumPolicies) {
-    // A policy taken over by adopt says which namespace it serves; ours are named after it.
-    const ns = isManaged(p.labels)
-      ? (p.annotations[adoptedForAnnotation] ?? namespaceOfPolicy(p.name))
-      : undefined;
+    const adoptedFor = isManaged(p.labels) ? p.annotations[adoptedForAnnotation] : undefined;
+    const key = adoptedFor ? ciliumObjectName(adoptedFor, { family: policyFamily(p) }) : p.name;
     for (const g of p.gateways) {
       if (!g.ip) continue;
       if (g.node) nodeOf.set(g.ip, g.node);
-      if (ns) namespaceOf.set(g.ip, ns);
+      groupOf.set(g.ip, key);
     }
   }
-  return { nodeOf, namespaceOf };
+  return { nodeOf, groupOf };
 }
 
 /**

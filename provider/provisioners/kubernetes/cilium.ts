@@ -15,6 +15,7 @@ import {
 } from "./cilium-namespaces";
 import {
   ciliumLocations,
+  ciliumObjectName,
   ciliumPlacements,
   isManaged,
   policyRef,
@@ -36,7 +37,7 @@ import {
 import type { CiliumProvisionerConfig } from "./kube-provisioner-config";
 import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
 import { nodeCloud } from "./node-cloud";
-import { plannerFor } from "./node-planner";
+import { plannerFor, type AddressGroup } from "./node-planner";
 import type { KubeNode } from "./nodes";
 import { adoptedForAnnotation } from "./ovn";
 import {
@@ -93,9 +94,26 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
 
   const unusable = (node: KubeNode) => onCloud?.unusable(node) ?? "";
 
+  /** The policy an address goes in, as planning keys it (see ciliumLocations). */
+  const groupKey = (ip: string) => namespace && ciliumObjectName(namespace, selectionOf(ip));
+  const group = (zone: string, ip: string | undefined): AddressGroup | undefined => {
+    const key = ip && groupKey(ip);
+    if (!key) return undefined;
+    return {
+      key,
+      name: `CiliumEgressGatewayPolicy ${key}`,
+      rule:
+        `each gateway of a policy is a Node of its own: give failure domain "${zone}" another gateway Node ` +
+        `(one the provisioner's nodeSelector matches), or place fewer of ${key}'s addresses there`,
+    };
+  };
+
   const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
     const view = await planner.egressView();
-    return planner.choose({ zone, ip, namespace, unusable, locations: ciliumLocations(view) }, signal);
+    return planner.choose(
+      { zone, ip, group: group(zone, ip), unusable, locations: ciliumLocations(view) },
+      signal,
+    );
   };
 
   const specFor = (name: string, gateways: CiliumGateway[], family: 4 | 6) =>
@@ -248,7 +266,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
             `again to finish, or remove it with aws ec2 unassign-private-ip-addresses`,
         });
       }
-      planner.record(ip, host, name);
+      planner.record(ip, host, groupKey(ip));
     },
 
     async addRandomIP(host) {
@@ -311,7 +329,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
           leftover: `${ip} is a secondary IP of instance ${to} while the policy pins it to ${oldHost}: run pulumi up again`,
         });
       }
-      planner.record(ip, newHost, name);
+      planner.record(ip, newHost, groupKey(ip));
     },
 
     async checkIP(rawIp, host, signal) {

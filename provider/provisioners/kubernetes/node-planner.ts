@@ -5,10 +5,27 @@ import { readEgressView, type EgressView } from "./egress-view";
 import { capacityFor, NodeInventory, subnetFits, type KubeNode } from "./nodes";
 import { defaultZoneLabel, type KubeProvisionerConfig } from "./kube-provisioner-config";
 
-/** Where addresses are, as the platform reports them: address → node, and address → namespace. */
+/**
+ * Where addresses are, as the platform reports them: address → node, and address → the group it
+ * belongs to (see {@link AddressGroup.key}).
+ */
 export interface AddressLocations {
   nodeOf: Map<string, string>;
-  namespaceOf: Map<string, string>;
+  groupOf: Map<string, string>;
+}
+
+/**
+ * The platform object whose addresses a Node carries at most one of: ovn's EgressIP object (both
+ * families: ovnkube places no two addresses of one object on one Node), a Cilium policy (one per
+ * family), an SDN NetNamespace, the Egress objects of one namespace's pods on Antrea. Keyed the way
+ * {@link AddressLocations.groupOf} keys the cluster's addresses.
+ */
+export interface AddressGroup {
+  key: string;
+  /** For messages: `EgressIP egress-ipam-team-a`. */
+  name: string;
+  /** Why a Node takes one address of it, and what to do when a zone has too few Nodes. */
+  rule: string;
 }
 
 /** What {@link NodePlanner.choose} needs to know about one placement. */
@@ -16,8 +33,8 @@ export interface ChooseRequest {
   zone: string;
   /** The address, when known (checks know it: it is planned by the pool first). */
   ip?: string;
-  /** Its namespace: a Node never gets two addresses of one namespace. */
-  namespace?: string;
+  /** Its group: a Node never gets two addresses of one group. */
+  group?: AddressGroup;
   /** The provisioner's own reason a Node cannot take an address ("" when it can). */
   unusable?: (node: KubeNode) => string;
   /** Where the platform has the addresses now. */
@@ -28,12 +45,12 @@ export interface ChooseRequest {
  * The state every provisioner of one cluster, kind, node selector and zone label shares in a
  * process, whatever namespace it serves: the Node inventory, a short-lived read of the cluster's
  * egress objects, and the placements planned by this process that the cluster does not show yet.
- * Planning with it keeps parallel plans spread out and never puts two addresses of one namespace
- * on one Node; every write still re-reads the object it changes.
+ * Planning with it keeps parallel plans spread out and never puts two addresses of one group
+ * ({@link AddressGroup}) on one Node; every write still re-reads the object it changes.
  */
 export class NodePlanner {
-  /** Address → planned node and namespace. */
-  private readonly planned = new Map<string, { node: string; namespace?: string }>();
+  /** Address → planned node and group key. */
+  private readonly planned = new Map<string, { node: string; group?: string }>();
   private view?: Promise<EgressView>;
   /** Plans run one at a time: two concurrent checks must not both see a Node as free. */
   private turn: Promise<unknown> = Promise.resolve();
@@ -61,16 +78,16 @@ export class NodePlanner {
     this.view = undefined;
   }
 
-  /** Records that `ip` went on `node` (or left every node, with `node` undefined). */
-  record(ip: string, node: string | undefined, namespace?: string): void {
+  /** Records that `ip` went on `node` (or left every node, with `node` undefined), as an address of `group` (its key). */
+  record(ip: string, node: string | undefined, group?: string): void {
     if (node === undefined) this.planned.delete(ip);
-    else this.planned.set(ip, { node, namespace });
+    else this.planned.set(ip, { node, group });
   }
 
   /**
    * The least loaded usable Node of the zone: Ready, schedulable, with room (egress-ipconfig
    * capacity, counting this process's plans), whose egress subnet contains the address, without an
-   * address of the namespace (planned or placed), and not refused by `unusable`. Load is what the
+   * address of the request's group (planned or placed), and not refused by `unusable`. Load is what the
    * cluster showed; ties go by a hash of address and node. Records the choice for a known address.
    * @throws IpamError HOST_UNAVAILABLE naming the zone and why each of its Nodes was passed over.
    */
@@ -82,13 +99,13 @@ export class NodePlanner {
 
   private async chooseNow(req: ChooseRequest, signal?: AbortSignal): Promise<string> {
     const observed = new Map(req.locations.nodeOf);
-    const namespaceOf = new Map(req.locations.namespaceOf);
+    const groupOf = new Map(req.locations.groupOf);
     if (req.ip) observed.delete(req.ip);
     const all = new Map(observed);
     for (const [ip, p] of this.planned) {
       if (ip === req.ip) continue;
       all.set(ip, p.node);
-      if (p.namespace) namespaceOf.set(ip, p.namespace);
+      if (p.group) groupOf.set(ip, p.group);
     }
     const count = (m: Map<string, string>) => {
       const c = new Map<string, number>();
@@ -96,9 +113,9 @@ export class NodePlanner {
       return c;
     };
     const [load, used] = [count(observed), count(all)];
-    const hasNamespace = new Set<string>();
-    for (const [ip, node] of all)
-      if (req.namespace && namespaceOf.get(ip) === req.namespace) hasNamespace.add(node);
+    /** Node → the address of the group it already carries. */
+    const inGroup = new Map<string, string>();
+    for (const [ip, node] of all) if (req.group && groupOf.get(ip) === req.group.key) inGroup.set(node, ip);
     const skipped = new Map<string, string>();
     const usable = (await this.nodes.eligible(req.zone, signal)).filter((n) => {
       const u = used.get(n.name) ?? 0;
@@ -108,11 +125,14 @@ export class NodePlanner {
         (req.ip && !subnetFits(n, req.ip)
           ? `${req.ip} is outside its egress subnet ${n.egress?.subnets.join(", ")}`
           : "") ||
-        (hasNamespace.has(n.name) ? `already carries an egress IP of namespace ${req.namespace}` : "");
+        (inGroup.has(n.name) ? `already carries ${inGroup.get(n.name)} of ${req.group?.name}` : "");
       if (reason) skipped.set(n.name, reason);
       return !reason;
     });
-    if (usable.length === 0) throw await this.nodes.noHost(req.zone, skipped, signal);
+    if (usable.length === 0) {
+      const grouped = [...skipped.keys()].some((n) => inGroup.has(n));
+      throw await this.nodes.noHost(req.zone, skipped, signal, grouped ? req.group?.rule : undefined);
+    }
     // Least loaded as the cluster showed it when this process first looked (see leastLoaded).
     const best = leastLoaded(
       usable,
@@ -121,7 +141,7 @@ export class NodePlanner {
       req.ip,
     );
     // Only a known address is a placement (a CidrAssignment asks without one: it places nothing).
-    if (req.ip) this.planned.set(req.ip, { node: best.name, namespace: req.namespace });
+    if (req.ip) this.planned.set(req.ip, { node: best.name, group: req.group?.key });
     return best.name;
   }
 }

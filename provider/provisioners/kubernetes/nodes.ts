@@ -170,6 +170,7 @@ export class NodeInventory {
     zone: string,
     skipped: Map<string, string> = new Map(),
     signal?: AbortSignal,
+    advice?: string,
   ): Promise<IpamError> {
     const all = await this.all(signal);
     const where = `${this.kube.server} (kubeconfig context "${this.kube.context}")`;
@@ -194,6 +195,7 @@ export class NodeInventory {
     return new IpamError(
       "HOST_UNAVAILABLE",
       `no eligible node in failure domain "${zone}" on ${where}: ${reasons.join(", ")}; ` +
+        (advice ? `${advice}; or ` : "") +
         `make a Node there Ready and schedulable, or free room on one`,
     );
   }

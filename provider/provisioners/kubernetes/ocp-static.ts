@@ -14,7 +14,7 @@ import {
 import { readObject } from "../../kube/object-edit";
 import { readOwners, refuseTakenOver } from "./owners";
 import type { KubeNode } from "./nodes";
-import { plannerFor, type AddressLocations } from "./node-planner";
+import { plannerFor, type AddressGroup, type AddressLocations } from "./node-planner";
 import type { OcpStaticProvisionerConfig } from "./kube-provisioner-config";
 import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import { refuseForeignSdn, sdnWrites, waitForNetNamespace, type NetNamespaceClaim } from "./sdn-writes";
@@ -25,10 +25,10 @@ import { nodeCloud } from "./node-cloud";
 /** Where OpenShift SDN has egress IPs: on which node (HostSubnet) and for which namespace (NetNamespace). */
 export function sdnLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
-  const namespaceOf = new Map<string, string>();
+  const groupOf = new Map<string, string>();
   for (const [node, h] of view.hostSubnets) for (const ip of h.egressIPs) nodeOf.set(ip, node);
-  for (const [ns, ips] of view.netNamespaces) for (const ip of ips) namespaceOf.set(ip, ns);
-  return { nodeOf, namespaceOf };
+  for (const [ns, ips] of view.netNamespaces) for (const ip of ips) groupOf.set(ip, ns);
+  return { nodeOf, groupOf };
 }
 
 /**
@@ -69,12 +69,25 @@ export function ocpStaticProvisioner(
     return onCloud?.unusable(node) ?? "";
   };
 
+  /** The namespace's NetNamespace, whose egress IPs fail over between Nodes: one a Node. */
+  const group = (zone: string): AddressGroup | undefined =>
+    namespace
+      ? {
+          key: namespace,
+          name: `NetNamespace ${namespace}`,
+          rule:
+            `OpenShift SDN fails a namespace's traffic over from one of its egress IPs to the next, so each is ` +
+            `on a Node of its own: give failure domain "${zone}" another Node OpenShift SDN manages (a HostSubnet ` +
+            `without egressCIDRs), or place fewer of ${namespace}'s addresses there`,
+        }
+      : undefined;
+
   const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
     // A namespace without a NetNamespace yet (created in the same deployment) holds no addresses;
     // the write waits for the SDN master to make it.
     const view = await planner.egressView();
     return planner.choose(
-      { zone, ip, namespace, unusable: unusable(view), locations: sdnLocations(view) },
+      { zone, ip, group: group(zone), unusable: unusable(view), locations: sdnLocations(view) },
       signal,
     );
   };

@@ -13,7 +13,7 @@ import {
   type EgressView,
 } from "./egress-view";
 import { egressIpPlacements } from "./placements";
-import { plannerFor, type NodePlanner, type AddressLocations } from "./node-planner";
+import { plannerFor, type AddressGroup, type AddressLocations, type NodePlanner } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
 import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
 import {
@@ -73,17 +73,20 @@ export function namespaceObjectName(view: EgressView, namespace: string): string
 
 const egressIpRef = (name: string): ObjectRef => ({ apiVersion: api.ovn, kind: "EgressIP", name });
 
-/** Where ovnkube put addresses (status.items), and the namespace each of our EgressIP objects serves. */
+/**
+ * Where ovnkube put addresses (status.items), and the EgressIP object each address is in (one
+ * adopted for a namespace keyed as {@link ovnObjectName} of it, the name planning asks by).
+ */
 export function ovnLocations(view: EgressView): AddressLocations {
   const nodeOf = new Map<string, string>();
-  const namespaceOf = new Map<string, string>();
+  const groupOf = new Map<string, string>();
   for (const e of view.egressIps) {
     for (const s of e.status ?? []) nodeOf.set(s.egressIP, s.node);
-    const ns =
-      e.selects[namespaceNameLabel] ?? (isManaged(e) ? e.annotations[adoptedForAnnotation] : undefined);
-    if (ns) for (const ip of e.ips) namespaceOf.set(ip, ns);
+    const adoptedFor = isManaged(e) ? e.annotations[adoptedForAnnotation] : undefined;
+    const key = adoptedFor ? ovnObjectName(adoptedFor) : e.name;
+    for (const ip of e.ips) groupOf.set(ip, key);
   }
-  return { nodeOf, namespaceOf };
+  return { nodeOf, groupOf };
 }
 
 /**
@@ -116,12 +119,28 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     return namespace;
   };
 
+  /** This assignment's EgressIP object as planning keys it (see ovnLocations). */
+  const groupKey = () =>
+    namespace && (podSelector ? podObjectName(namespace, podSelector) : ovnObjectName(namespace));
+  const group = (zone: string): AddressGroup | undefined => {
+    const key = groupKey();
+    if (!key) return undefined;
+    return {
+      key,
+      name: `EgressIP ${key}`,
+      rule:
+        `ovnkube places no two addresses of one EgressIP object on one Node: label another Node of ` +
+        `failure domain "${zone}" ${egressAssignableLabel} (list it in a CidrAssignment's hosts), or place ` +
+        `fewer of ${key}'s addresses there (one family instead of "dual")`,
+    };
+  };
+
   const choose = async (zone: string, ip: string | undefined, signal?: AbortSignal) => {
     const view = await planner.egressView();
     const where = ip ? ovnLocations(view).nodeOf.get(ip) : undefined;
     // Where ovnkube already put the address, when that Node still serves the domain.
     if (where && (await nodes.serves(where, zone, signal))) return where;
-    return planner.choose({ zone, ip, namespace, locations: ovnLocations(view) }, signal);
+    return planner.choose({ zone, ip, group: group(zone), locations: ovnLocations(view) }, signal);
   };
 
   /**
@@ -272,7 +291,6 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       },
       signal,
     );
-    return name;
   };
 
   /**
@@ -329,11 +347,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
 
     async addSpecifiedIP(rawIp, host, signal) {
       const ip = canonicalAddress(rawIp);
-      planner.record(
-        ip,
-        host,
-        await add(ip, `adding ${ip} to the EgressIP of namespace ${namespace}`, config.adoptPresent, signal),
-      );
+      await add(ip, `adding ${ip} to the EgressIP of namespace ${namespace}`, config.adoptPresent, signal);
+      planner.record(ip, host, groupKey());
     },
 
     async addRandomIP(host) {
@@ -375,7 +390,8 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       // update: never of another owner's address.
       const ip = canonicalAddress(rawIp);
       const doing = `keeping ${ip} in the EgressIP of namespace ${namespace}`;
-      planner.record(ip, newHost, await add(ip, doing, config.adoptPresent ?? "unrecorded", signal));
+      await add(ip, doing, config.adoptPresent ?? "unrecorded", signal);
+      planner.record(ip, newHost, groupKey());
     },
 
     async checkIP(rawIp, host) {

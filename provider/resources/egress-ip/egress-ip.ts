@@ -141,8 +141,11 @@ const refusal = (message: string) => new IpamError("INVALID_INPUT", codedMessage
 
 /** An allocation as an EgressIp reads it. */
 type AllocationParts = { ip: pulumi.Output<string>; ips: pulumi.Output<string[]> };
-/** A placement as an EgressIp reads it. */
-type AssignmentParts = { host: pulumi.Output<string>; publicIp: pulumi.Output<string | undefined> };
+/** A placement as an EgressIp reads it (a resource: a zone's other families wait for it). */
+type AssignmentParts = pulumi.Resource & {
+  host: pulumi.Output<string>;
+  publicIp: pulumi.Output<string | undefined>;
+};
 
 /** What an EgressIp's children are made of: the package's classes here, the plugin's resources in a multi-language program. */
 export interface EgressIpChildren<P, A extends AllocationParts, S extends AssignmentParts> {
@@ -248,11 +251,15 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
       childOpts(domain, family),
     ),
   );
-  const assignments = slots.map(({ domain, family }, n) => {
+  // A domain's later families are checked after its first is planned (dependsOn): a Node takes one
+  // address of a platform object (ovn's EgressIP holds both families), so which family gets which
+  // Node must not follow the order the engine happens to check them in (preview = up).
+  const assignments: S[] = [];
+  slots.forEach(({ domain, family, k }, n) => {
     const allocation = allocations[n]!;
     // Without families, the pool's one family: a dual-stack pool would place only its first.
     const ip = families[0] === undefined ? oneFamily(name, allocation) : allocation.ip;
-    return kinds.assignment(
+    const assignment = kinds.assignment(
       child(domain, family),
       {
         ip,
@@ -263,8 +270,11 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
         ...(args.podSelector ? { podSelector: args.podSelector } : {}),
         ...(args.adopt ? { adopt: true } : {}),
       },
-      childOpts(domain, family),
+      k === 0
+        ? childOpts(domain, family)
+        : { ...childOpts(domain, family), dependsOn: [assignments[n - k]!] },
     );
+    assignments.push(assignment);
   });
   const first = slots.flatMap((slot, n) => (slot.k === 0 ? [n] : []));
   return {

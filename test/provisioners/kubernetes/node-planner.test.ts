@@ -1,10 +1,11 @@
 // NodePlanner's choice, over a fixed Node list (the Kubernetes calls are the kube tests' job):
-// least loaded first, one address of a namespace per Node, capacity and subnet respected.
+// least loaded first, one address of a group (a platform object) per Node, capacity and subnet respected.
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import type { KubeClients } from "../../../provider/kube/kube-config";
 import { NodePlanner, type AddressLocations } from "../../../provider/provisioners/kubernetes/node-planner";
 import { NodeInventory } from "../../../provider/provisioners/kubernetes/nodes";
+import type { AddressGroup } from "../../../provider/provisioners/kubernetes/node-planner";
 
 const ipconfig = (subnet: string, capacity: number) =>
   JSON.stringify([{ interface: "eth0", ifaddr: { ipv4: subnet }, capacity: { ipv4: capacity } }]);
@@ -29,7 +30,8 @@ function planner(nodes: { name: string; zone: string; ready?: boolean; egress?: 
     new NodeInventory(kube, { nodeSelector: {}, zoneLabel: "topology.kubernetes.io/zone" }),
   );
 }
-const none = (): AddressLocations => ({ nodeOf: new Map(), namespaceOf: new Map() });
+const group = (key: string): AddressGroup => ({ key, name: `object ${key}`, rule: `one of ${key}'s a Node` });
+const none = (): AddressLocations => ({ nodeOf: new Map(), groupOf: new Map() });
 
 describe("NodePlanner.choose", () => {
   it.each([
@@ -41,7 +43,7 @@ describe("NodePlanner.choose", () => {
       { name: "n2", zone: "a" },
       { name: "n3", zone: "a", ready: false },
     ]);
-    const placements = { nodeOf: new Map(Object.entries(placed)), namespaceOf: new Map<string, string>() };
+    const placements = { nodeOf: new Map(Object.entries(placed)), groupOf: new Map<string, string>() };
     expect(await p.choose({ zone: "a", ip: "10.0.0.9", locations: placements })).toBe(expected);
   });
 
@@ -71,12 +73,12 @@ describe("NodePlanner.choose", () => {
       ["10.0.0.9", "n1"],
       ["10.0.0.8", "n2"],
     ]);
-    expect(await p.choose({ zone: "a", ip: "10.0.0.9", locations: { nodeOf, namespaceOf: new Map() } })).toBe(
+    expect(await p.choose({ zone: "a", ip: "10.0.0.9", locations: { nodeOf, groupOf: new Map() } })).toBe(
       "n1",
     );
   });
 
-  it("never plans two addresses of one namespace on a node, and never beyond capacity or outside the subnet", async () => {
+  it("never plans two addresses of one group on a node, and never beyond capacity or outside the subnet", async () => {
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.record({ ns: fc.constantFrom("x", "y", "z"), zone: fc.constantFrom("a", "b") }), {
@@ -92,7 +94,7 @@ describe("NodePlanner.choose", () => {
           const placed: { ns: string; node: string }[] = [];
           for (const [i, r] of requests.entries()) {
             const node = await p
-              .choose({ zone: r.zone, ip: `10.0.0.${i + 1}`, namespace: r.ns, locations: none() })
+              .choose({ zone: r.zone, ip: `10.0.0.${i + 1}`, group: group(r.ns), locations: none() })
               .catch(() => undefined);
             if (node) placed.push({ ns: r.ns, node });
             const twice = placed.filter((q) => q.ns === r.ns && q.node === node);
@@ -101,7 +103,7 @@ describe("NodePlanner.choose", () => {
           expect(placed.filter((q) => q.node === "a1").length).toBeLessThanOrEqual(3);
           expect(placed.filter((q) => q.node === "a2").length).toBeLessThanOrEqual(2);
           expect(placed.some((q) => q.node === "a3")).toBe(false);
-          // Refused only when no node could take it: per zone, at most one address of a namespace per node.
+          // Refused only when no node could take it: per zone, at most one address of a group per node.
           for (const zone of ["a", "b"]) {
             for (const ns of ["x", "y", "z"]) {
               const asked = requests.filter((r) => r.zone === zone && r.ns === ns).length;
@@ -122,10 +124,25 @@ describe("NodePlanner.choose", () => {
       { name: "a2", zone: "a", ready: false },
       { name: "a3", zone: "a", egress: ipconfig("10.9.0.0/24", 4) },
     ]);
-    await p.choose({ zone: "a", ip: "10.0.0.1", namespace: "x", locations: none() });
-    await expect(p.choose({ zone: "a", ip: "10.0.0.2", namespace: "y", locations: none() })).rejects.toThrow(
+    await p.choose({ zone: "a", ip: "10.0.0.1", group: group("x"), locations: none() });
+    await expect(
+      p.choose({ zone: "a", ip: "10.0.0.2", group: group("y"), locations: none() }),
+    ).rejects.toThrow(
       'no eligible node in failure domain "a" on https://test (kubeconfig context "test"): ' +
         "a1 (full: 1 of 1 egress IPs), a2 (NotReady), a3 (10.0.0.2 is outside its egress subnet 10.9.0.0/24)",
     );
+  });
+
+  it("names the group a zone's only Node already carries an address of, and the group's way on", async () => {
+    const p = planner([{ name: "a1", zone: "a" }]);
+    await p.choose({ zone: "a", ip: "10.0.0.1", group: group("x"), locations: none() });
+    await expect(
+      p.choose({ zone: "a", ip: "fd00::1", group: group("x"), locations: none() }),
+    ).rejects.toThrow(
+      'no eligible node in failure domain "a" on https://test (kubeconfig context "test"): ' +
+        "a1 (already carries 10.0.0.1 of object x); one of x's a Node; or make a Node there Ready and schedulable",
+    );
+    // Another group's address does not keep it off the Node.
+    expect(await p.choose({ zone: "a", ip: "fd00::2", group: group("y"), locations: none() })).toBe("a1");
   });
 });

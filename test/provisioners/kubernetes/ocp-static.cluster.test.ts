@@ -51,7 +51,7 @@ describe("ocp-static provisioner (real kube-apiserver)", () => {
     // A third address of x has no node left in the zone: the error says why for each node.
     const third = x.findHostForIP!("10.0.1.12", w.zone("a"));
     await expect(third).rejects.toThrow(`no eligible node in failure domain "${w.zone("a")}"`);
-    await expect(third).rejects.toThrow(/already carries an egress IP of namespace/);
+    await expect(third).rejects.toThrow(/already carries 10\.0\.1\.1[01] of NetNamespace /);
     await expect(third).rejects.toThrow(/egressCIDRs 10\.0\.9\.0\/24 \(automatic mode\)/);
     await expect(third).rejects.toThrow(/no HostSubnet/);
     // Another namespace may use the node x uses.
