@@ -35,15 +35,43 @@ const nameOf = (urn: string) => urn.split("::").at(-1) ?? urn;
 
 /**
  * What to do about `taken.ip`, which somebody else has on the platform, written as the edit the
- * product accepts: where this stack's allocation holds it, naming an address of the same pool that
- * nothing holds or uses (the EgressIp's whole `ips`, or the IpAllocation's `ip`), so that the
- * allocation moves there at the next `up`; `adopt: true` where the address is already where the
- * assignment would put it; taking it off where it is, always. Never an exclusion from the pool.
+ * product accepts (see {@link adviceFrom}), read from the stack's checkpoint and the provisioner.
  */
 export async function takenAddressAdvice(props: Props, taken: TakenAddress): Promise<string> {
+  const resources = await exportStackResources(String(props.stack)).catch(() => [] as CheckpointResource[]);
+  return adviceFrom(resources, props, taken, {
+    inUse: async (pool) =>
+      (await provisionerFor(props.provisioner).usedAddresses?.(poolSubnets(pool.rangeSets))) ?? [],
+    claims: async (holder, pool) => {
+      const ledger = sharedLedgerFor(holder, (holder.pool as Props | undefined)?.ledger, "advice");
+      return ledger ? [...(await ledger.holders(pool)).keys()] : [];
+    },
+  });
+}
+
+/** What {@link adviceFrom} reads besides the checkpoint. */
+export interface AdviceSources {
+  /** Addresses the provisioner sees in use in the pool's subnets. */
+  inUse(pool: ResolvedPool): Promise<string[]>;
+  /** What a shared pool's ledger has claimed (none for a stack-local pool), for the holder's outputs. */
+  claims(holder: Props, pool: string): Promise<string[]>;
+}
+
+/**
+ * The way out of the refusal to place `taken.ip` for the assignment `props`, given the stack's
+ * checkpoint `resources`: where an allocation of the stack holds it, naming an address of the same
+ * pool that nothing holds or uses (the EgressIp's whole `ips`, or the IpAllocation's `ip`), so that
+ * the allocation moves there at the next `up`; `adopt: true` where the address is already where the
+ * assignment would put it; taking it off where it is, always. Never an exclusion from the pool.
+ */
+export async function adviceFrom(
+  resources: CheckpointResource[],
+  props: Props,
+  taken: TakenAddress,
+  sources: AdviceSources,
+): Promise<string> {
   const { ip } = taken;
   const freeIt = `or take ${ip} off there and run pulumi up again`;
-  const resources = await exportStackResources(String(props.stack)).catch(() => [] as CheckpointResource[]);
   const live = resources.filter((r) => !r.delete);
   const holder = live.find(
     (r) => ownKind(r.type) === "IpAllocation" && readRecord(r.outputs)?.ips.includes(ip),
@@ -63,7 +91,7 @@ export async function takenAddressAdvice(props: Props, taken: TakenAddress): Pro
   if (!holder || !record)
     return `${adopt.slice("; or ".length)}${adopt ? "; " : ""}${freeIt.slice("or ".length)}`;
 
-  const spare = await spareAddress(live, record, ip, props).catch(() => undefined);
+  const spare = await spareAddress(live, holder, record, ip, sources).catch(() => undefined);
   const excluded = `excluding ${ip} from the pool is refused while IpAllocation ${nameOf(holder.urn)} holds it`;
   if (!spare)
     return `${excluded}, and its pool has no address that nothing holds or uses: widen the pool${adopt}; ${freeIt}`;
@@ -127,28 +155,25 @@ function egressIpEdit(
  */
 async function spareAddress(
   live: CheckpointResource[],
+  holder: CheckpointResource,
   record: AllocationRecord,
   ip: string,
-  props: Props,
+  sources: AdviceSources,
 ): Promise<string | undefined> {
   const whole = poolOf(live, record.pool);
   const pool = whole && (whole.rangeSets.length > 1 ? poolOfFamily(whole, familyOfText(ip)) : whole);
   const rangeSet = pool?.rangeSets[0];
   if (!pool || !rangeSet) return undefined;
-  const taken = live.flatMap((r) => {
+  const held = live.flatMap((r) => {
     const other = readRecord(r.outputs);
     return other?.pool === record.pool ? other.ips : [];
   });
-  const holderProps = live.find((r) => readRecord(r.outputs)?.ips.includes(ip))?.outputs ?? {};
-  const claims = await sharedLedgerFor(holderProps, (holderProps.pool as Props | undefined)?.ledger, "advice")
-    ?.holders(record.pool)
-    .then((h) => [...h.keys()]);
-  const provisioner = provisionerFor(props.provisioner);
-  const inUse = (await provisioner.usedAddresses?.(poolSubnets(pool.rangeSets))) ?? [];
+  const claims = await sources.claims(holder.outputs ?? {}, record.pool);
+  const inUse = await sources.inUse(pool);
   return nextFree({
     rangeSet,
     exclude: [...pool.exclude, ...pool.reserved, ...inUse, ip],
-    taken: [...taken, ...(claims ?? [])].filter((a) => rangeSet.contains(a)),
+    taken: [...held, ...claims].filter((a) => rangeSet.contains(a)),
     cursor: ip,
     strategy: "round-robin",
   });
