@@ -1,4 +1,5 @@
 import { familyOfText, IpamError, nextFree } from "../../allocator";
+import { errorMessage } from "../../core/failure";
 import { ownKind } from "../../core/resource-types";
 import { readRecord, type AllocationRecord } from "../../ledger/stack/allocation-record";
 import { exportStackResources, type CheckpointResource } from "../../ledger/stack/stack-checkpoint";
@@ -38,7 +39,13 @@ const nameOf = (urn: string) => urn.split("::").at(-1) ?? urn;
  * product accepts (see {@link adviceFrom}), read from the stack's checkpoint and the provisioner.
  */
 export async function takenAddressAdvice(props: Props, taken: TakenAddress): Promise<string> {
-  const resources = await exportStackResources(String(props.stack)).catch(() => [] as CheckpointResource[]);
+  let resources: CheckpointResource[];
+  try {
+    resources = await exportStackResources(String(props.stack));
+  } catch (e) {
+    // Without the checkpoint no allocation can be named, nor whether adopting is the EgressIp's.
+    return `take ${taken.ip} off there and run pulumi up again (no other way out can be named: ${errorMessage(e)})`;
+  }
   return adviceFrom(resources, props, taken, {
     inUse: async (pool) =>
       (await provisionerFor(props.provisioner).usedAddresses?.(poolSubnets(pool.rangeSets))) ?? [],
