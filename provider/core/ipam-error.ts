@@ -61,8 +61,10 @@
  *   done.
  * - `ADDRESS_IN_USE`: on the platform the address is somebody else's: another EC2 interface or
  *   instance, a VPC CNI prefix, another EgressIP, Egress, CiliumEgressGatewayPolicy, NetNamespace or
- *   HostSubnet. Do: free it there, or exclude it from the pool so that another address is planned
- *   (or set `adopt: true` where the message offers it).
+ *   HostSubnet. Do: what the message names: where the stack's allocation holds it, the EgressIp's
+ *   `ips` (or the IpAllocation's `ip`) with the spare address it names, then `pulumi up`; `adopt:
+ *   true` where it offers that; or free it there. (Excluding it from the pool is refused while an
+ *   allocation holds it.)
  * - `TAKEN_OVER`: an address this assignment placed is now recorded for another owner (another
  *   stack, or a renamed resource that adopted it). Do: remove this assignment from the program (its
  *   delete leaves the address to its owner), or have that owner release it and run `pulumi up`.

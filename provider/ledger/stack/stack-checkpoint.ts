@@ -8,6 +8,8 @@ export interface CheckpointResource {
   type: string;
   inputs?: Record<string, unknown>;
   outputs?: Record<string, unknown>;
+  /** The URN of its parent, when it has one (a component's child). */
+  parent?: string;
   /** Set on the old copy of a resource replaced create-before-delete, until it is deleted. */
   delete?: boolean;
   /** Set on a resource that will be replaced delete-before-create. */

@@ -10,7 +10,7 @@ import { Ec2, subnetBlockOf, type Ec2Instance, type Eni, type Subnet } from "./e
 import { hostLabel, HostInventory, primaryInterface } from "./hosts";
 import { HostPlan } from "./host-plan";
 import { prefixHolding, prefixUseWithin } from "./prefixes";
-import { spareAddress, spareAdvice } from "./spare-address";
+import { takenAddress } from "../taken-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import { ec2Failure } from "./ec2-failure";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
@@ -199,12 +199,8 @@ export function awsProvisioner(
       );
     }
     if (ip && /in use|InUse/.test(`${code} ${String(err)}`)) {
-      return ec2Failure(
-        doing,
-        err,
-        `${ip} was taken in ${eni.subnetId} meanwhile: ${spareAdvice(ip, undefined)}`,
-        "ADDRESS_IN_USE",
-      );
+      const { message } = ec2Failure(doing, err, `${ip} was taken in ${eni.subnetId} meanwhile`);
+      return takenAddress(ip, message, false, { cause: err });
     }
     return ec2Failure(doing, err);
   };
@@ -330,25 +326,25 @@ export function awsProvisioner(
       async addSpecifiedIP(rawIp, host, signal) {
         const ip = canonicalAddress(rawIp);
         const { instance, eni, subnet } = await target(host, signal);
-        const block = blockFor(ip, instance, eni, subnet);
+        blockFor(ip, instance, eni, subnet);
         // Read now, not from the inventory: whoever has the address has it at this moment.
         const inSubnet = await ec2.interfacesInSubnets([subnet.id], signal);
         const delegated = inSubnet.find((n) => prefixHolding(n, ip));
         if (delegated) {
-          throw new IpamError(
-            "ADDRESS_IN_USE",
+          throw takenAddress(
+            ip,
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is inside the prefix ${prefixHolding(delegated, ip)} ` +
               `delegated to ${delegated.id}${delegated.instanceId ? ` (instance ${delegated.instanceId})` : ""}: its ` +
-              `addresses are pods' (VPC CNI prefix delegation); ${spareAdvice(ip, spareAddress(block, inSubnet, ip))}`,
+              `addresses are pods' (VPC CNI prefix delegation)`,
           );
         }
         const holder = inSubnet.find((n) => holds(n, ip));
         if (holder && holder.id !== eni.id) {
-          throw new IpamError(
-            "ADDRESS_IN_USE",
+          throw takenAddress(
+            ip,
             `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already used by ${holder.id}` +
               `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}${holder.description ? ` "${holder.description}"` : ""} ` +
-              `in subnet ${subnet.id}; ${spareAdvice(ip, spareAddress(block, inSubnet, ip))}`,
+              `in subnet ${subnet.id}`,
           );
         }
         if (holder) {
@@ -356,13 +352,13 @@ export function awsProvisioner(
           // when its tag says so; anybody else's, unless adopted.
           if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
             if (!adopt) {
-              throw new IpamError(
-                "ADDRESS_IN_USE",
+              // Adopting is the way out of a create only: putting an address back never takes it over.
+              throw takenAddress(
+                ip,
                 `cannot put ${ip} on host ${hostLabel(instance)}: ${ip} is already ${asAddress(ip)} of its interface ` +
                   `${eni.id}, ${whose(holder, ip)}: the address is somebody else's (a VPC CNI warm IP, another ` +
-                  `tool, another stack); free it there or exclude it from the pool so that another address is ` +
-                  `planned, or set adopt: true on the EgressIpAssignment to take it over (an assignment putting ` +
-                  `its address back after drift never takes it over: give it to a new one with adopt: true)`,
+                  `tool, another stack)`,
+                adoptPresent !== "unrecorded",
               );
             }
             await tag(eni.id, ip, signal);
@@ -412,11 +408,10 @@ export function awsProvisioner(
         if (holder?.id !== eni.id) {
           const oldEnis = new Set(old?.interfaces.map((n) => n.id));
           if (holder && !oldEnis.has(holder.id) && holder.instanceId !== oldHost) {
-            throw new IpamError(
-              "ADDRESS_IN_USE",
+            throw takenAddress(
+              ip,
               `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is used by ${holder.id}` +
-                `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}, not by ${oldHost}; ` +
-                `free it there, or exclude it from the pool`,
+                `${holder.instanceId ? ` (instance ${holder.instanceId})` : ""}, not by ${oldHost}`,
             );
           }
           // Whatever `adopt` says: a move is never an adoption.

@@ -36,6 +36,7 @@ import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
 import { refuseUnadoptable, takeoverTarget } from "./antrea-adopt";
 import { claimedServings, namespaceEgresses, refuseAntreaSharing } from "./antrea-selections";
 import { claimSelection } from "./pod-selection";
+import { takenAddress } from "../taken-address";
 
 /**
  * The name of the Egress object holding one address of a namespace: `egress-ipam-<namespace>-<ip>`,
@@ -155,10 +156,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
     const objectName = target.name;
     const other = egresses.find((e) => e.ips.includes(ip) && e.name !== objectName);
     if (other) {
-      throw new IpamError(
-        "ADDRESS_IN_USE",
-        `${doing}: Egress ${other.name} already has egressIP ${ip}; take it off there, or exclude ${ip} from the pool`,
-      );
+      throw takenAddress(ip, `${doing}: Egress ${other.name} already has egressIP ${ip}`);
     }
     const spec = {
       appliedTo: appliedTo(name, podSelector),

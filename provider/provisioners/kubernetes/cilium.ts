@@ -48,6 +48,7 @@ import {
   withoutAddressOwner,
   type Owners,
 } from "./owners";
+import { takenAddress } from "../taken-address";
 
 export { ciliumObjectName } from "./cilium-policy";
 
@@ -246,10 +247,9 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const name = ns(`putting ${ip} on gateway ${host}`);
       const { target, other } = await targetFor(ip, name, config.adoptPresent);
       if (other) {
-        throw new IpamError(
-          "ADDRESS_IN_USE",
-          `cannot give ${ip} to namespace ${name}: CiliumEgressGatewayPolicy ${other.name} already uses it as an ` +
-            `egressIP; take it off there, or exclude ${ip} from the pool`,
+        throw takenAddress(
+          ip,
+          `cannot give ${ip} to namespace ${name}: CiliumEgressGatewayPolicy ${other.name} already uses it as an egressIP`,
         );
       }
       const write = () =>

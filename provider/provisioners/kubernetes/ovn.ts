@@ -40,6 +40,7 @@ import {
   selectionName,
 } from "./pod-selection";
 import { addressFamily } from "../../allocator/address";
+import { takenAddress } from "../taken-address";
 
 /** The Node label that makes OVN-Kubernetes consider a Node for egress IPs. */
 export const egressAssignableLabel = "k8s.ovn.org/egress-assignable";
@@ -192,10 +193,9 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
   const refuseForeign = (ip: string, target: string, name: string, view: EgressView) => {
     const other = view.egressIps.find((e) => e.name !== target && e.ips.includes(ip));
     if (other) {
-      throw new IpamError(
-        "ADDRESS_IN_USE",
-        `cannot give ${ip} to namespace ${name}: EgressIP ${other.name} already has it in spec.egressIPs; ` +
-          `take it off there, or exclude ${ip} from the pool`,
+      throw takenAddress(
+        ip,
+        `cannot give ${ip} to namespace ${name}: EgressIP ${other.name} already has it in spec.egressIPs`,
       );
     }
   };

@@ -1,6 +1,7 @@
 import { IpamError } from "../../core/ipam-error";
 import type { Edit, KubeObject } from "../../kube/object-edit";
 import type { AdoptPresent } from "../egress-ip-provisioner";
+import { takenAddress } from "../taken-address";
 
 /**
  * The annotation that records who put an item on a shared object: on a HostSubnet, which
@@ -158,11 +159,7 @@ export function refuseUnowned(
     );
   }
   const by = list.length > 0 ? `recorded for ${list.join(", ")}` : `not recorded as written by this package`;
-  throw new IpamError(
-    "ADDRESS_IN_USE",
-    `${what} already lists ${ip} (${by}): the address is somebody else's; free it there or exclude it from the ` +
-      `pool so that another address is planned, or set adopt: true on the EgressIpAssignment to take it over`,
-  );
+  throw takenAddress(ip, `${what} already lists ${ip} (${by}): the address is somebody else's`, true);
 }
 
 /**

@@ -6,6 +6,7 @@ import { adding, editAddressList, removing } from "./address-lists";
 import { addressList, hostSubnetRef, netNamespaceRef, type EgressView } from "./egress-view";
 import type { AdoptPresent } from "../egress-ip-provisioner";
 import { ownersValue, readOwners, refuseUnowned, withOwners, withoutAddressOwner } from "./owners";
+import { takenAddress } from "../taken-address";
 
 /** The OpenShift SDN writes of the ocp-static and ocp-dynamic provisioners, for one cluster. */
 export interface SdnWrites {
@@ -194,19 +195,18 @@ export function refuseForeignSdn(
 ): void {
   for (const [node, h] of view.hostSubnets) {
     if (host !== undefined && node !== host && h.egressIPs.includes(ip)) {
-      throw new IpamError(
-        "ADDRESS_IN_USE",
+      throw takenAddress(
+        ip,
         `cannot put ${ip} on node ${host}: HostSubnet ${node} already has it; an egress IP must be on exactly one ` +
-          `HostSubnet: take it off ${node}, or exclude ${ip} from the pool`,
+          `HostSubnet`,
       );
     }
   }
   for (const [other, ips] of view.netNamespaces) {
     if (other !== namespace && ips.includes(ip)) {
-      throw new IpamError(
-        "ADDRESS_IN_USE",
-        `cannot give ${ip} to namespace ${namespace}: NetNamespace ${other} already has it; ` +
-          `take it off ${other}, or exclude ${ip} from the pool`,
+      throw takenAddress(
+        ip,
+        `cannot give ${ip} to namespace ${namespace}: NetNamespace ${other} already has it`,
       );
     }
   }

@@ -19,6 +19,7 @@ import { shapeFailures } from "../input-shape";
 import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
 import { elasticIpFor } from "../../provisioners/aws/aws-provisioner-config";
+import { withTakenAdvice } from "./taken-address-advice";
 
 const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
 
@@ -279,7 +280,7 @@ export const egressIpAssignmentProvider: ProviderImpl = {
 
   async create(inputs) {
     const provisioner = provisionerFor(assignmentConfig(inputs));
-    await provisioner.addSpecifiedIP(inputs.ip, inputs.host, callSignal());
+    await withTakenAdvice(inputs, provisioner.addSpecifiedIP(inputs.ip, inputs.host, callSignal()));
     return {
       id: inputs.ip,
       outs: { ...outputsOf(inputs), ...(await publicIpOf(provisioner, inputs.ip)) },
@@ -336,9 +337,9 @@ export const egressIpAssignmentProvider: ProviderImpl = {
       await before.detachPublicAddress?.(news.ip, callSignal(), keep);
     }
     if (from && from !== news.host) {
-      await provisioner.moveIP(news.ip, from, news.host, callSignal());
+      await withTakenAdvice(news, provisioner.moveIP(news.ip, from, news.host, callSignal()));
     } else if (!olds.host) {
-      await provisioner.addSpecifiedIP(news.ip, news.host, callSignal());
+      await withTakenAdvice(news, provisioner.addSpecifiedIP(news.ip, news.host, callSignal()));
     } else if (publicChanged) {
       await provisioner.attachPublicAddress?.(news.ip, news.host, callSignal());
     }

@@ -31,7 +31,10 @@ export interface EgressIpArgs {
   failureDomains?: string[];
   /** Pin the addresses to this host instead of letting the provisioner choose per domain. */
   host?: pulumi.Input<string>;
-  /** Specific addresses, one per failure domain, in order. */
+  /**
+   * Specific addresses, one per failure domain, in the order of `failureDomains`; with `families:
+   * "dual"`, one per failure domain and family: each domain's IPv4 address, then its IPv6 one.
+   */
   ips?: pulumi.Input<string>[];
   /**
    * Take over the addresses the namespace already has, where they are: without `ips`, those the
@@ -187,8 +190,14 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
   if (new Set(domains).size !== domains.length) {
     throw refusal(`EgressIp "${name}": failureDomains lists a domain twice: ${domains.join(", ")}`);
   }
-  if (args.ips && args.ips.length !== domains.length) {
-    throw refusal(`EgressIp "${name}": give one address in ips per failure domain (${domains.length})`);
+  const families = familiesOf(name, args);
+  if (args.ips && args.ips.length !== domains.length * families.length) {
+    throw refusal(
+      families.length > 1
+        ? `EgressIp "${name}": with families "dual", give two addresses in ips per failure domain, its IPv4 ` +
+            `then its IPv6 one (${domains.length * families.length})`
+        : `EgressIp "${name}": give one address in ips per failure domain (${domains.length})`,
+    );
   }
   if (domains.length === 1 && domains[0] === "" && args.host === undefined) {
     throw refusal(`EgressIp "${name}": give failureDomains, or a host to pin the address to`);
@@ -198,7 +207,6 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
       `EgressIp "${name}": adopt takes over the addresses a namespace has: set namespace, or give ips`,
     );
   }
-  const families = familiesOf(name, args);
   // Children are named by family, not by position, so a change of `families` keeps the addresses
   // of the families it keeps: `<name>-<domain>` for IPv4 (or the pool's one family), `-ipv6` added
   // for an IPv6 address the program asks for by family.
@@ -225,14 +233,14 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
     if (!pool) throw refusal(`EgressIp "${name}": no pool given for failure domain "${domain}"`);
     return pool;
   };
-  const slots = domains.flatMap((domain, i) => families.map((family, k) => ({ domain, i, family, k })));
-  const allocations = slots.map(({ domain, i, family }) =>
+  const slots = domains.flatMap((domain) => families.map((family, k) => ({ domain, family, k })));
+  const allocations = slots.map(({ domain, family }, n) =>
     kinds.allocation(
       child(domain, family),
       // The provisioner's view of addresses in use outside Pulumi keeps them out of the plan.
       {
         pool: poolFor(domain),
-        ip: args.ips?.[i],
+        ip: args.ips?.[n],
         observeWith: args.provisioner,
         ...(family ? { family } : {}),
         ...(args.adopt && args.ips ? { adopt: true } : {}),
@@ -357,20 +365,12 @@ export interface FamilyAddresses {
 }
 
 /** The families an EgressIp places per domain (`[undefined]`: the pool's one family). */
-function familiesOf(
-  name: string,
-  args: Pick<EgressIpArgs, "families" | "ips" | "adopt">,
-): ("ipv4" | "ipv6" | undefined)[] {
+function familiesOf(name: string, args: Pick<EgressIpArgs, "families">): ("ipv4" | "ipv6" | undefined)[] {
   const f = args.families;
   if (f === undefined) return [undefined];
   if (f !== "ipv4" && f !== "ipv6" && f !== "dual")
     throw refusal(`EgressIp "${name}": families ${JSON.stringify(f)} is not "ipv4", "ipv6" or "dual"`);
-  if (f !== "dual") return [f];
-  if (args.ips)
-    throw refusal(
-      `EgressIp "${name}": ips takes one address per domain: with families "dual", leave ips out`,
-    );
-  return ["ipv4", "ipv6"];
+  return f === "dual" ? ["ipv4", "ipv6"] : [f];
 }
 
 /** The allocation's address, refused (at preview, where it is planned) when the pool gave it one per family. */

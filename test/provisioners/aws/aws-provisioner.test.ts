@@ -25,6 +25,7 @@ import {
   type MotoServer,
   type World,
 } from "../../support/moto";
+import { takenAddressOf } from "../../../provider/provisioners/taken-address";
 
 const region = "us-east-1";
 const [zoneA, zoneB, zoneC] = ["us-east-1a", "us-east-1b", "us-east-1c"];
@@ -202,11 +203,14 @@ describe("addSpecifiedIP", () => {
 
   it("refuses an IP that another host carries as a secondary (no silent reassignment)", async () => {
     await p.addSpecifiedIP("10.0.1.10", host(zoneA, 1));
-    await expect(p.addSpecifiedIP("10.0.1.10", host(zoneA, 0))).rejects.toThrow(
+    const refused: unknown = await p.addSpecifiedIP("10.0.1.10", host(zoneA, 0)).catch((e: unknown) => e);
+    expect(String(refused)).toMatch(
       new RegExp(
-        `10\\.0\\.1\\.10 is already used by eni-\\w+ \\(instance ${host(zoneA, 1)}\\).*exclude it from the pool`,
+        `10\\.0\\.1\\.10 is already used by eni-\\w+ \\(instance ${host(zoneA, 1)}\\)( "[^"]*")? in subnet subnet-\\w+$`,
       ),
     );
+    // The way out is the EgressIpAssignment provider's to add (aws-taken-address runs it).
+    expect(takenAddressOf(refused)).toEqual({ ip: "10.0.1.10", adoptable: false });
     expect(await secondaries(host(zoneA, 0))).toEqual([]);
   });
 
@@ -439,9 +443,11 @@ describe("fault injection (what moto does not emulate)", () => {
       code: "InvalidIPAddress.InUse",
       message: "Address 10.0.1.10 is in use",
     });
-    await expect(p.addSpecifiedIP("10.0.1.10", host(zoneA, 0))).rejects.toThrow(
-      /InvalidIPAddress\.InUse.*10\.0\.1\.10 was taken in subnet-\w+ meanwhile: exclude it from the pool/,
+    const refused: unknown = await p.addSpecifiedIP("10.0.1.10", host(zoneA, 0)).catch((e: unknown) => e);
+    expect(String(refused)).toMatch(
+      /InvalidIPAddress\.InUse.*10\.0\.1\.10 was taken in subnet-\w+ meanwhile$/,
     );
+    expect(takenAddressOf(refused)).toEqual({ ip: "10.0.1.10", adoptable: false });
   });
 
   it("retries NotFound right after a create (eventual consistency), then gives up on an unknown host", async () => {
@@ -523,18 +529,24 @@ describe("acting for an owner (forOwner): the interface's tag records who put an
 
   it("refuses an address somebody put on the target without a tag (a VPC CNI warm IP); the plain provisioner still accepts it", async () => {
     await assignDirectly(host(zoneA, 0), ip);
-    await expect(owned("stack-1 urn:a").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
-      /not put there by this package \(no egress-ipam\/10\.0\.1\.50 tag\).*set adopt: true/,
-    );
+    const refused: unknown = await owned("stack-1 urn:a")
+      .addSpecifiedIP(ip, host(zoneA, 0))
+      .catch((e: unknown) => e);
+    expect(String(refused)).toMatch(/not put there by this package \(no egress-ipam\/10\.0\.1\.50 tag\)/);
+    // Already where it would go: adopt: true (a create's way out) takes it over.
+    expect(takenAddressOf(refused)).toEqual({ ip, adoptable: true });
     expect(await tagsOf(host(zoneA, 0))).not.toHaveProperty(ownerTagKey(ip));
     await p.addSpecifiedIP(ip, host(zoneA, 0)); // without an owner: as before
   });
 
   it('an update ("unrecorded") takes over nothing on EC2: neither an untagged address nor another owner\'s', async () => {
     await assignDirectly(host(zoneA, 0), ip);
-    await expect(owned("stack-1 urn:a", "unrecorded").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
-      /not put there by this package \(no egress-ipam\/10\.0\.1\.50 tag\)/,
-    );
+    const refused: unknown = await owned("stack-1 urn:a", "unrecorded")
+      .addSpecifiedIP(ip, host(zoneA, 0))
+      .catch((e: unknown) => e);
+    expect(String(refused)).toMatch(/not put there by this package \(no egress-ipam\/10\.0\.1\.50 tag\)/);
+    // An update never adopts, so adopt: true is no way out of it.
+    expect(takenAddressOf(refused)).toEqual({ ip, adoptable: false });
     await owned("stack-2 urn:b", true).addSpecifiedIP(ip, host(zoneA, 0));
     await expect(owned("stack-1 urn:a", "unrecorded").addSpecifiedIP(ip, host(zoneA, 0))).rejects.toThrow(
       /recorded for another assignment \(tag egress-ipam\/10\.0\.1\.50=sha256:/,
