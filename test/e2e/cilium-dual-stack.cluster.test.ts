@@ -129,10 +129,12 @@ describe("dual-stack EgressIp with the cilium provisioner, against kube-apiserve
     for (const z of ["a", "b"] as const) {
       const got = addresses[w.zone(z)]!;
       expect({ ipv4: got.ipv4.ip, ipv6: got.ipv6.ip }).toEqual(expected()[w.zone(z)]);
-      // Each a Node of its zone, and never two addresses of the namespace on one Node.
+      // Each the Node preview showed, of its zone. Each family is a policy of its own, so the two
+      // are planned apart and may share a Node.
+      expect(got.ipv4.host).toBe(planned[`EgressIpAssignment::team-${w.zone(z)}`]!.host);
+      expect(got.ipv6.host).toBe(planned[`EgressIpAssignment::team-${w.zone(z)}-ipv6`]!.host);
       expect([w.node[`${z}1`], w.node[`${z}2`]]).toContain(got.ipv4.host);
       expect([w.node[`${z}1`], w.node[`${z}2`]]).toContain(got.ipv6.host);
-      expect(got.ipv4.host).not.toBe(got.ipv6.host);
       placed[`ipv4-${z}`] = got.ipv4;
       placed[`ipv6-${z}`] = got.ipv6;
     }
@@ -161,13 +163,22 @@ describe("dual-stack EgressIp with the cilium provisioner, against kube-apiserve
     expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
   });
 
-  it("refresh finds the IPv6 policy deleted by hand; up writes it back with the same gateways", async () => {
+  it("refresh finds the IPv6 policy deleted by hand; up writes it back with the gateways preview shows", async () => {
     const name = ciliumObjectName(w.ns.x, { family: 6 });
     const before = await pins(name);
     await custom().deleteClusterCustomObject({ group, version, plural, name });
     expect(changesOf((await h.refresh()).summary.resourceChanges)).toEqual({ update: 2 });
+    // The gateways are planned again (each family's policy apart: a Node of the zone, the least
+    // loaded now that the IPv4 policy is there), and written as planned.
+    const preview = await h.preview();
+    const planned = (["a", "b"] as const).map((z) => {
+      const p = preview.planned(`EgressIpAssignment::team-${w.zone(z)}-ipv6`)!;
+      expect(z === "a" ? [w.node.a1, w.node.a2] : [w.node.b1, w.node.b2]).toContain(p.host);
+      return [String(p.ip), String(p.host)];
+    });
+    expect(planned.map(([ip]) => ip).sort()).toEqual(before.map(([ip]) => ip));
     await h.up();
-    expect(await pins(name)).toEqual(before);
+    expect(await pins(name)).toEqual(planned.sort());
     expect(changesOf((await h.preview()).changeSummary)).toEqual({});
   });
 
