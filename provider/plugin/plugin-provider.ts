@@ -133,10 +133,32 @@ export class EgressIpamProvider implements provider.Provider {
     return { id: result.id, outs: toWire(result.outs ?? {}, given.secrets) };
   }
 
+  /**
+   * Refresh: the resource's read, with the inputs it changes (an EgressIpAssignment found elsewhere
+   * records its host again, so the next check plans it anew, as in a TypeScript program). `pulumi
+   * import` (no stored state to read) is refused, saying how an address in use comes under management.
+   */
   async read(id: string, urn: string, props: Props): Promise<provider.ReadResult> {
+    const { kind, impl } = kindOf(urn);
+    if (Object.keys(props ?? {}).length === 0) {
+      throw new IpamError(
+        "INVALID_INPUT",
+        codedMessage(
+          "INVALID_INPUT",
+          `${kind} ${id} cannot be brought in by pulumi import: an address is the pool's to plan, and ` +
+            `one in use outside Pulumi comes under management by declaring it: an IpAllocation with ` +
+            `ip: "${id}" and adopt: true, an EgressIp with adopt: true (the namespace's addresses), or ` +
+            `the program pulumi-egress-ipam import writes from a cluster`,
+        ),
+      );
+    }
     const given = this.plain(props);
-    const result = await this.impl(kindOf(urn).impl).read(id, given.value);
-    return { id: result.id ?? id, props: toWire(result.props ?? {}, given.secrets) };
+    const result = await this.impl(impl).read(id, given.value);
+    return {
+      id: result.id ?? id,
+      props: toWire(result.props ?? {}, given.secrets),
+      ...(result.inputs ? { inputs: toWire(result.inputs, given.secrets) } : {}),
+    };
   }
 
   async update(id: string, urn: string, olds: Props, news: Props): Promise<provider.UpdateResult> {

@@ -2,8 +2,9 @@
 // the ovn provisioner against the test cluster: two EgressIps over two zones, the second after the
 // first; preview shows every address and host and up places exactly those in the namespaces'
 // EgressIP objects; a second up changes nothing; two EgressIps new in one update with nothing
-// ordering them are refused at preview; refresh finds an EgressIP object deleted by hand and up
-// puts it back; destroy leaves nothing.
+// ordering them are refused at preview; refresh records where ovnkube moved an address and up keeps
+// it there; refresh finds an EgressIP object deleted by hand and up puts it back; destroy leaves
+// nothing.
 import type * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, type Harness } from "../support/harness";
@@ -105,6 +106,25 @@ pulumi.export("hosts", x.hosts)
     expect(up.outputs.hosts?.value).toEqual([xa?.host, xb?.host]);
     expect(await egressIps(w.ns.x)).toEqual([`${netA}.10`, `${netB}.10`]);
     expect(await egressIps(w.ns.y)).toEqual([`${netA}.11`, `${netB}.11`]);
+    expect(changesOf((await h.up()).summary.resourceChanges as Record<string, number>)).toEqual({});
+  });
+
+  it("records where ovnkube moved an address at refresh, and up keeps it there; the refresh after finds nothing", async () => {
+    const name = `egress-ipam-${w.ns.x}`;
+    const before = (await h.up()).outputs.hosts?.value as string[];
+    const moved = before[1] === w.node.b1 ? w.node.b2 : w.node.b1;
+    const o = await kube().objects.read({ apiVersion: ovn, kind: "EgressIP", metadata: { name } });
+    const items = [
+      { node: before[0], egressIP: `${netA}.10` },
+      { node: moved, egressIP: `${netB}.10` }, // ovnkube failed it over
+    ];
+    await kube().objects.replace({ ...o, status: { items } } as k8s.KubernetesObject);
+    expect(changesOf((await h.refresh()).summary.resourceChanges as Record<string, number>)).toEqual({
+      update: 1,
+    });
+    const up = await h.up();
+    expect(up.outputs.hosts?.value).toEqual([before[0], moved]);
+    expect(changesOf((await h.refresh()).summary.resourceChanges as Record<string, number>)).toEqual({});
     expect(changesOf((await h.up()).summary.resourceChanges as Record<string, number>)).toEqual({});
   });
 

@@ -1,7 +1,9 @@
 // `pulumi up --target` on a holder of a YAML program: the engine checks only the targets, so the
 // plugin has not seen the holder's pool. The refusal says so (the pool was left out by --target)
 // and names the way on, which works: the pool added as a target (unchanged, it is not updated).
-// A pool that is another kind of resource never reaches the plugin from YAML.
+// A pool that is another kind of resource never reaches the plugin from YAML. `pulumi import` of a
+// holder is refused, naming how an address in use comes under management.
+import { spawnSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
@@ -84,6 +86,30 @@ describe("--target on a holder of a YAML program", () => {
       expect(err).toContain(
         "pool: Cannot assign 'egress-ipam:index:IpAllocation' to 'egress-ipam:index:IpPool'",
       );
+    } finally {
+      p.dispose();
+    }
+  });
+
+  it("pulumi import of an IpAllocation is refused, naming how an address in use comes under management", async () => {
+    const p = pluginProject(
+      process.env.EGRESS_IPAM_CONSUMER!,
+      "plugin-target",
+      { "Pulumi.yaml": program(["a1"]) },
+      { stackName: "import" },
+    );
+    try {
+      await p.project();
+      const run = spawnSync(
+        "pulumi",
+        ["import", "egress-ipam:index:IpAllocation", "taken", "10.0.0.9", "--yes", "--non-interactive"],
+        { cwd: p.workDir, env: { ...process.env, ...p.env }, encoding: "utf8" },
+      );
+      const out = `${run.stdout}${run.stderr}`;
+      expect(run.status, out).not.toBe(0);
+      expect(out).toContain("[INVALID_INPUT] IpAllocation 10.0.0.9 cannot be brought in by pulumi import");
+      expect(out).toContain('an IpAllocation with ip: "10.0.0.9" and adopt: true');
+      expect((await p.resources()).some((r) => r.urn.endsWith("::taken"))).toBe(false);
     } finally {
       p.dispose();
     }
