@@ -28,6 +28,12 @@ export interface Finding {
   urn?: string;
   /** What is wrong with its public side (unassociated), as the provisioner says it. */
   reason?: string;
+  /**
+   * Misplaced on a host where the owner record does not name this stack (a VPC CNI pod has it,
+   * another stack took it over): nothing of it is the stack's to take off there, and `fix` has no
+   * removal. `recordedFor` is whom the record names, when it names somebody.
+   */
+  heldBy?: { others: true; recordedFor?: string[] };
   fix: string[];
 }
 
@@ -75,7 +81,8 @@ const isWhereStateSays = (s: StatePlacement) => (p: Placement) =>
  * Compares state with what a provisioner sees: **leaked** (on a host, inside a pool, held by nobody
  * in state, and this stack's by its owner record), **missing** (in state, on no host),
  * **misplaced** (on another host than state says; copies on extra hosts count too; one the platform
- * has not placed yet is where state says), **unassociated** (where state says, with a
+ * has not placed yet is where state says; one whose owner record there is not this stack's is
+ * {@link Finding.heldBy} others, with no removal), **unassociated** (where state says, with a
  * {@link Placement.publicProblem}: `pulumi refresh` records it, `pulumi up` associates it again).
  * Findings come in address order, each with its fix. What is on a host, in a pool and nobody's in
  * state but not this stack's is {@link inUseByOthers}.
@@ -110,15 +117,22 @@ export function findDrift(input: DriftInput): Finding[] {
     }
     for (const p of where.filter((p) => !isExpected(p))) {
       // Off the wrong host first: placing it on the right one would find it in use there. Where
-      // the platform moves addresses itself, state only has to learn where it went.
+      // the platform moves addresses itself, state only has to learn where it went. Where the
+      // record there is not the stack's, whoever holds it now decides: nothing is taken off.
+      const ours = input.isOurs(p);
       const fix =
-        p.platformPlaced || p.repinnedInPlace ? refreshUp : [p.offHostCommand ?? removal(p), ...refreshUp];
+        !ours || p.platformPlaced || p.repinnedInPlace
+          ? refreshUp
+          : [p.offHostCommand ?? removal(p), ...refreshUp];
       findings.push({
         kind: "misplaced",
         ip: s.ip,
         expectedHost: s.host,
         actualHost: p.host,
         urn: s.urn,
+        ...(ours
+          ? {}
+          : { heldBy: { others: true as const, ...(p.owners ? { recordedFor: p.owners } : {}) } }),
         fix,
       });
     }

@@ -6,6 +6,7 @@ import {
   AssignIpv6AddressesCommand,
   AssociateSubnetCidrBlockCommand,
   AssociateVpcCidrBlockCommand,
+  CreateTagsCommand,
   StopInstancesCommand,
   TerminateInstancesCommand,
   UnassignIpv6AddressesCommand,
@@ -177,6 +178,9 @@ describe("EgressIp with IPv6 pools and the aws provisioner, against moto", () =>
       }),
     );
     const otherEni = (await eniOf(otherB)).NetworkInterfaceId!;
+    // With its record, as an interrupted move leaves it (moved without, it is nobody's there: no removal).
+    const record = (await eniOf(before.host1b!)).TagSet!.find((t) => t.Key === ownerTagKey(moved))!;
+    await ec2.send(new CreateTagsCommand({ Resources: [otherEni], Tags: [record] }));
     await ec2.send(new AssignIpv6AddressesCommand({ NetworkInterfaceId: otherEni, Ipv6Addresses: [moved] }));
 
     const run = await check("--json");
