@@ -1,6 +1,6 @@
 import { codedMessage } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
-import { describe, type CheckResult } from "./check-command";
+import { cloudOf, describe, type CheckResult } from "./check-command";
 import type { Finding } from "./drift";
 import type { Style } from "./style";
 
@@ -20,8 +20,9 @@ export function checkText(result: CheckResult, style: Style): string {
   for (const p of result.provisioners) {
     const what = p.skipped
       ? `not checked: ${p.code ? codedMessage(p.code, p.skipped) : p.skipped}`
-      : `${p.seen} address${p.seen === 1 ? "" : "es"} on hosts in ${p.subnets.join(", ")}`;
-    out.push(terminalSafe(`provisioner ${describe(p.provisioner)}: ${what}`));
+      : `${p.seen} address${p.seen === 1 ? "" : "es"} on ${p.side ? "instances" : "hosts"} in ${p.subnets.join(", ")}`;
+    const cloud = p.side ? `, cloud ${describe(cloudOf(p.provisioner)!)}` : "";
+    out.push(terminalSafe(`provisioner ${describe(p.provisioner)}${cloud}: ${what}`));
   }
   if (result.provisioners.length === 0) out.push(`stack ${result.stack} has no EgressIpAssignment to check`);
   // Public addresses (aws: Elastic IPs) only for a stack whose addresses have or should have one.
@@ -48,7 +49,8 @@ export function checkText(result: CheckResult, style: Style): string {
               ? `on ${f.expectedHost}: ${f.reason}`
               : `state: on ${f.expectedHost}, really on ${f.actualHost}${heldBy(f)}`;
       // Hosts, URNs and the commands built from them come from state and the platform.
-      out.push(terminalSafe(`  ${f.ip}  ${where}${f.urn ? `  (${f.urn})` : ""}`));
+      const side = f.side ? "cloud side: " : "";
+      out.push(terminalSafe(`  ${f.ip}  ${side}${where}${f.urn ? `  (${f.urn})` : ""}`));
       if (f.heldBy) out.push(`    ${notOurs}`);
       f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${terminalSafe(cmd)}`));
     }

@@ -34,6 +34,11 @@ export interface Finding {
    * removal. `recordedFor` is whom the record names, when it names somebody.
    */
   heldBy?: { others: true; recordedFor?: string[] };
+  /**
+   * `cloud`: found on the cloud side of a Kubernetes kind (`cloud: { kind: "aws" }`: the secondary
+   * IPs of the Nodes' EC2 instances), not in the objects the kind writes.
+   */
+  side?: "cloud";
   fix: string[];
 }
 
