@@ -104,6 +104,26 @@ describe("pulumi-egress-ipam check, against moto", () => {
     await moto?.stop();
   });
 
+  // docs/operating.md: exit 2 for a usage error, one line on stderr naming it, nothing checked.
+  it.each([
+    [
+      "an unknown stack",
+      ["check", "--stack", "organization/no-such-project/test"],
+      /cannot read stack "organization\/no-such-project\/test": .*pulumi stack ls/,
+    ],
+    ["a bad option", ["check", "--stack", "STACK", "--timeout", "soon"], /--timeout/],
+    ["an unknown option", ["check", "--stack", "STACK", "--colour"], /unknown option '--colour'/],
+  ])("%s: exit 2, one line on stderr naming it, nothing on stdout", async (_name, args, why) => {
+    const run = await runCli(
+      args.map((a) => (a === "STACK" ? h.fqStackName : a)),
+      h.env,
+    );
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(run.stderr).toMatch(why);
+    expect(run.code).toBe(2);
+  });
+
   it("finds no drift right after up (exit 0)", async () => {
     expect(placed).toEqual({ a: "10.0.1.4", b: "10.0.1.5", c: "10.0.1.6" });
     const run = await check();
