@@ -183,6 +183,7 @@ export async function checkStack(
         heldInState: (ip: string) => held.has(ip),
         // Only what the owner records say is this stack's is ever leaked: the one place that decides.
         isOurs: (p: Placement) => ownership.isOurs(p, owners),
+        namesAssignment: (p: Placement, urn: string) => ownership.namesAssignment(p, owners, urn),
       };
       result.findings.push(...findDrift(input).map((f) => (side ? { ...f, side } : f)));
       result.others.push(...inUseByOthers(input));

@@ -68,6 +68,12 @@ export interface DriftInput {
   heldInState: (ip: string) => boolean;
   /** Whether the owner record next to a placement names this stack: only then is it ever leaked. */
   isOurs: (p: Placement) => boolean;
+  /**
+   * Whether the record next to a placement, kept per host, names the assignment `urn` itself (aws:
+   * the interface's tag): a move of its own, interrupted, left it there, and `pulumi refresh` and
+   * `pulumi up` finish that move; absent: never.
+   */
+  namesAssignment?: (p: Placement, urn: string) => boolean;
 }
 
 /** An address inside a pool, on a host, that neither state nor the owner records say is this stack's. */
@@ -87,7 +93,8 @@ const isWhereStateSays = (s: StatePlacement) => (p: Placement) =>
  * in state, and this stack's by its owner record), **missing** (in state, on no host),
  * **misplaced** (on another host than state says; copies on extra hosts count too; one the platform
  * has not placed yet is where state says; one whose owner record there is not this stack's is
- * {@link Finding.heldBy} others, with no removal), **unassociated** (where state says, with a
+ * {@link Finding.heldBy} others, with no removal; one an interrupted move of its own assignment
+ * left there is fixed by refresh and up alone), **unassociated** (where state says, with a
  * {@link Placement.publicProblem}: `pulumi refresh` records it, `pulumi up` associates it again).
  * Findings come in address order, each with its fix. What is on a host, in a pool and nobody's in
  * state but not this stack's is {@link inUseByOthers}.
@@ -125,8 +132,9 @@ export function findDrift(input: DriftInput): Finding[] {
       // the platform moves addresses itself, state only has to learn where it went. Where the
       // record there is not the stack's, whoever holds it now decides: nothing is taken off.
       const ours = input.isOurs(p);
+      const leftByOwnMove = input.namesAssignment?.(p, s.urn) === true;
       const fix =
-        !ours || p.platformPlaced || p.repinnedInPlace
+        !ours || leftByOwnMove || p.platformPlaced || p.repinnedInPlace
           ? refreshUp
           : [p.offHostCommand ?? removal(p), ...refreshUp];
       findings.push({

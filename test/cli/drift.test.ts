@@ -206,6 +206,20 @@ describe("findDrift and inUseByOthers with owner records", () => {
       [],
     ],
     [
+      "misplaced where an interrupted move of its own assignment left it (its per-host record names it): refresh and up finish the move, nothing taken off",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b", { owners: ["ours", "urn:10.0.1.4"] })],
+      [{ kind: "misplaced", actualHost: "i-b", fix: refreshUp }],
+      [],
+    ],
+    [
+      "misplaced, recorded for another assignment of the stack: taken off there first",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b", { owners: ["ours", "urn:10.0.1.5"] })],
+      [{ kind: "misplaced", actualHost: "i-b", fix: ["rm 10.0.1.4 i-b", ...refreshUp] }],
+      [],
+    ],
+    [
       "misplaced where up re-pins in place (cilium's shared policy): refresh and up, nothing deleted",
       [state("10.0.1.4", "node-a")],
       [on("10.0.1.4", "node-b", { repinnedInPlace: true, owners: ["ours"] })],
@@ -224,7 +238,9 @@ describe("findDrift and inUseByOthers with owner records", () => {
       ],
     ],
   ])("%s", (_name, placed, seen, expected, others) => {
-    const input = { stack, placed, seen, inPool, heldInState, isOurs };
+    // A per-host record names the assignment itself when its owners list the assignment's URN.
+    const namesAssignment = (p: Placement, urn: string) => (p.owners ?? []).includes(urn);
+    const input = { stack, placed, seen, inPool, heldInState, isOurs, namesAssignment };
     const found = findDrift(input);
     expect(found).toHaveLength(expected.length);
     expected.forEach((e, i) => expect(found[i]).toMatchObject(e));
