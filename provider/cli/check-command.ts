@@ -40,6 +40,11 @@ export interface ProvisionerCheck {
   skipped?: string;
   /** The code of the error that kept it from being asked (see docs/errors.md), when one did. */
   code?: IpamErrorCode;
+  /**
+   * `cloud`: this entry is the cloud side of the config (`cloud: { kind: "aws" }` of ocp-static and
+   * cilium: the secondary IPs of the Nodes' EC2 instances), asked besides the kind's own objects.
+   */
+  side?: "cloud";
 }
 
 /** The result of `check`: every finding, what is in use by others, and which provisioners were asked. */
@@ -156,43 +161,48 @@ export async function checkStack(
       result.unchecked.push(...placed.map((p) => p.ip));
       continue;
     }
-    progress.update(`asking the ${describe(config)} provisioner about ${subnets.join(", ")}`);
-    const seen = await provisioner.placements(subnets, signal).catch((e: unknown) => {
-      const why = errorMessage(e);
-      throw new CliError(
-        `cannot ask the ${describe(config)} provisioner what is on its hosts: ${why.replace(/\s*\n\s*/g, " ")}; ` +
-          `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +
-          `Kubernetes: the kubeconfig of KUBECONFIG or ~/.kube/config and the provisioner's context), then run check again`,
-        exitCodes.unreachable,
-        codeOf(e, "PROVISIONER_FAILED"),
-      );
-    });
-    entry.seen = seen.length;
-    const allocatable = new Set<string>();
-    for (const p of seen) {
-      for (const one of mine) {
-        if (
-          scope.answersFor(one, p.ip) &&
-          (await checkRequestable(one.pool, p.ip).then(
-            () => true,
-            () => false,
-          ))
-        )
-          allocatable.add(p.ip);
+    const compare = async (seen: Placement[], owners: "named" | "hashed", side?: "cloud") => {
+      const allocatable = new Set<string>();
+      for (const p of seen) {
+        for (const one of mine) {
+          if (
+            scope.answersFor(one, p.ip) &&
+            (await checkRequestable(one.pool, p.ip).then(
+              () => true,
+              () => false,
+            ))
+          )
+            allocatable.add(p.ip);
+        }
       }
-    }
-    const input = {
-      stack: snapshot.stack,
-      placed,
-      seen,
-      inPool: (ip: string) => allocatable.has(ip),
-      heldInState: (ip: string) => held.has(ip),
-      // Only what the owner records say is this stack's is ever leaked: the one place that decides.
-      isOurs: (p: Placement) => ownership.isOurs(p, style),
+      const input = {
+        stack: snapshot.stack,
+        placed,
+        seen,
+        inPool: (ip: string) => allocatable.has(ip),
+        heldInState: (ip: string) => held.has(ip),
+        // Only what the owner records say is this stack's is ever leaked: the one place that decides.
+        isOurs: (p: Placement) => ownership.isOurs(p, owners),
+        namesAssignment: (p: Placement, urn: string) => ownership.namesAssignment(p, owners, urn),
+      };
+      result.findings.push(...findDrift(input).map((f) => (side ? { ...f, side } : f)));
+      result.others.push(...inUseByOthers(input));
+      result.publicAddresses.push(...publicAddresses(input));
     };
-    result.findings.push(...findDrift(input));
-    result.others.push(...inUseByOthers(input));
-    result.publicAddresses.push(...publicAddresses(input));
+    const seen = await ask(`the ${describe(config)} provisioner`, subnets, progress, (s) =>
+      provisioner.placements!(s, signal),
+    );
+    entry.seen = seen.length;
+    await compare(seen, style);
+    if (provisioner.cloudPlacements) {
+      // Each address is also a secondary IP of its Node's EC2 instance, recorded in the interface's tag.
+      const cloudEntry: ProvisionerCheck = { provisioner: printable(config), subnets, side: "cloud" };
+      result.provisioners.push(cloudEntry);
+      const what = `the cloud side ${describe(cloudOf(config)!)} of the ${describe(config)} provisioner`;
+      const onCloud = await ask(what, subnets, progress, (s) => provisioner.cloudPlacements!(s, signal));
+      cloudEntry.seen = onCloud.length;
+      await compare(onCloud, "hashed", "cloud");
+    }
   }
   // Configs that differ in a setting of some addresses only (aws's elasticIps: state keeps each
   // assignment's own copy) ask about the same subnets: what is nobody's is found once per config.
@@ -205,6 +215,34 @@ export async function checkStack(
   result.publicAddresses.sort((a, b) => compareEntries(a.ip, b.ip));
   result.unchecked = [...new Set(result.unchecked)].sort(compareEntries);
   return result;
+}
+
+/**
+ * What `read` sees on the hosts in `subnets`, asked of `what` (`the aws (…) provisioner`).
+ * @throws CliError (exit 3) naming `what` when it cannot be asked.
+ */
+async function ask(
+  what: string,
+  subnets: string[],
+  progress: Progress,
+  read: (subnets: string[]) => Promise<Placement[]>,
+): Promise<Placement[]> {
+  progress.update(`asking ${what} about ${subnets.join(", ")}`);
+  return read(subnets).catch((e: unknown) => {
+    const why = errorMessage(e);
+    throw new CliError(
+      `cannot ask ${what} what is on its hosts: ${why.replace(/\s*\n\s*/g, " ")}; ` +
+        `check that its endpoint is reachable and that credentials are available (AWS: the default credential chain; ` +
+        `Kubernetes: the kubeconfig of KUBECONFIG or ~/.kube/config and the provisioner's context), then run check again`,
+      exitCodes.unreachable,
+      codeOf(e, "PROVISIONER_FAILED"),
+    );
+  });
+}
+
+/** The cloud side of a config (`cloud` of ocp-static and cilium), when it has one. */
+export function cloudOf(config: ProvisionerConfig): ProvisionerConfig | undefined {
+  return (config as { cloud?: ProvisionerConfig }).cloud;
 }
 
 /** The items with distinct keys, the first of each kept, in order. */

@@ -1,6 +1,7 @@
 import { codedMessage } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
-import { describe, type CheckResult } from "./check-command";
+import { cloudOf, describe, type CheckResult } from "./check-command";
+import type { Finding } from "./drift";
 import type { Style } from "./style";
 
 const headings = {
@@ -19,8 +20,9 @@ export function checkText(result: CheckResult, style: Style): string {
   for (const p of result.provisioners) {
     const what = p.skipped
       ? `not checked: ${p.code ? codedMessage(p.code, p.skipped) : p.skipped}`
-      : `${p.seen} address${p.seen === 1 ? "" : "es"} on hosts in ${p.subnets.join(", ")}`;
-    out.push(terminalSafe(`provisioner ${describe(p.provisioner)}: ${what}`));
+      : `${p.seen} address${p.seen === 1 ? "" : "es"} on ${p.side ? "instances" : "hosts"} in ${p.subnets.join(", ")}`;
+    const cloud = p.side ? `, cloud ${describe(cloudOf(p.provisioner)!)}` : "";
+    out.push(terminalSafe(`provisioner ${describe(p.provisioner)}${cloud}: ${what}`));
   }
   if (result.provisioners.length === 0) out.push(`stack ${result.stack} has no EgressIpAssignment to check`);
   // Public addresses (aws: Elastic IPs) only for a stack whose addresses have or should have one.
@@ -45,9 +47,11 @@ export function checkText(result: CheckResult, style: Style): string {
             ? `state: on ${f.expectedHost}`
             : kind === "unassociated"
               ? `on ${f.expectedHost}: ${f.reason}`
-              : `state: on ${f.expectedHost}, really on ${f.actualHost}`;
+              : `state: on ${f.expectedHost}, really on ${f.actualHost}${heldBy(f)}`;
       // Hosts, URNs and the commands built from them come from state and the platform.
-      out.push(terminalSafe(`  ${f.ip}  ${where}${f.urn ? `  (${f.urn})` : ""}`));
+      const side = f.side ? "cloud side: " : "";
+      out.push(terminalSafe(`  ${f.ip}  ${side}${where}${f.urn ? `  (${f.urn})` : ""}`));
+      if (f.heldBy) out.push(`    ${notOurs}`);
       f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${terminalSafe(cmd)}`));
     }
   }
@@ -65,6 +69,18 @@ export function checkText(result: CheckResult, style: Style): string {
   }
   out.push("", terminalSafe(summary(result)));
   return out.join("\n");
+}
+
+/** What to do about a misplaced address whose record where it is now is not the stack's. */
+const notOurs =
+  "nothing is taken off: once its holder frees it, pulumi refresh and pulumi up place it again; or give it up: " +
+  "remove its EgressIp from the program and run pulumi up (its delete leaves the address to its holder)";
+
+/** `, not the stack's: …` after a misplaced address held by others: whom its record names there. */
+function heldBy(f: Finding): string {
+  if (!f.heldBy) return "";
+  const by = f.heldBy.recordedFor;
+  return `, not the stack's: ${by ? `recorded for ${by.join(", ")}` : "nobody is recorded for it there"}`;
 }
 
 /** The last line: the findings, and what was not checked (so "no drift" only when everything was). */

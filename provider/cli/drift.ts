@@ -28,6 +28,17 @@ export interface Finding {
   urn?: string;
   /** What is wrong with its public side (unassociated), as the provisioner says it. */
   reason?: string;
+  /**
+   * Misplaced on a host where the owner record does not name this stack (a VPC CNI pod has it,
+   * another stack took it over): nothing of it is the stack's to take off there, and `fix` has no
+   * removal. `recordedFor` is whom the record names, when it names somebody.
+   */
+  heldBy?: { others: true; recordedFor?: string[] };
+  /**
+   * `cloud`: found on the cloud side of a Kubernetes kind (`cloud: { kind: "aws" }`: the secondary
+   * IPs of the Nodes' EC2 instances), not in the objects the kind writes.
+   */
+  side?: "cloud";
   fix: string[];
 }
 
@@ -57,6 +68,12 @@ export interface DriftInput {
   heldInState: (ip: string) => boolean;
   /** Whether the owner record next to a placement names this stack: only then is it ever leaked. */
   isOurs: (p: Placement) => boolean;
+  /**
+   * Whether the record next to a placement, kept per host, names the assignment `urn` itself (aws:
+   * the interface's tag): a move of its own, interrupted, left it there, and `pulumi refresh` and
+   * `pulumi up` finish that move; absent: never.
+   */
+  namesAssignment?: (p: Placement, urn: string) => boolean;
 }
 
 /** An address inside a pool, on a host, that neither state nor the owner records say is this stack's. */
@@ -75,7 +92,9 @@ const isWhereStateSays = (s: StatePlacement) => (p: Placement) =>
  * Compares state with what a provisioner sees: **leaked** (on a host, inside a pool, held by nobody
  * in state, and this stack's by its owner record), **missing** (in state, on no host),
  * **misplaced** (on another host than state says; copies on extra hosts count too; one the platform
- * has not placed yet is where state says), **unassociated** (where state says, with a
+ * has not placed yet is where state says; one whose owner record there is not this stack's is
+ * {@link Finding.heldBy} others, with no removal; one an interrupted move of its own assignment
+ * left there is fixed by refresh and up alone), **unassociated** (where state says, with a
  * {@link Placement.publicProblem}: `pulumi refresh` records it, `pulumi up` associates it again).
  * Findings come in address order, each with its fix. What is on a host, in a pool and nobody's in
  * state but not this stack's is {@link inUseByOthers}.
@@ -110,15 +129,23 @@ export function findDrift(input: DriftInput): Finding[] {
     }
     for (const p of where.filter((p) => !isExpected(p))) {
       // Off the wrong host first: placing it on the right one would find it in use there. Where
-      // the platform moves addresses itself, state only has to learn where it went.
+      // the platform moves addresses itself, state only has to learn where it went. Where the
+      // record there is not the stack's, whoever holds it now decides: nothing is taken off.
+      const ours = input.isOurs(p);
+      const leftByOwnMove = input.namesAssignment?.(p, s.urn) === true;
       const fix =
-        p.platformPlaced || p.repinnedInPlace ? refreshUp : [p.offHostCommand ?? removal(p), ...refreshUp];
+        !ours || leftByOwnMove || p.platformPlaced || p.repinnedInPlace
+          ? refreshUp
+          : [p.offHostCommand ?? removal(p), ...refreshUp];
       findings.push({
         kind: "misplaced",
         ip: s.ip,
         expectedHost: s.host,
         actualHost: p.host,
         urn: s.urn,
+        ...(ours
+          ? {}
+          : { heldBy: { others: true as const, ...(p.owners ? { recordedFor: p.owners } : {}) } }),
         fix,
       });
     }

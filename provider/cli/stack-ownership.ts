@@ -20,6 +20,16 @@ export interface StackOwnership {
    * ({@link EgressIPProvisioner.placementOwners}); an address nobody is recorded for is not ours.
    */
   isOurs(p: Placement, style: NonNullable<EgressIPProvisioner["placementOwners"]>): boolean;
+  /**
+   * Whether `p`'s owner record names the assignment `urn` itself, where the record is kept per
+   * host (`hashed`: the aws interface's tag): an interrupted move of that assignment left it there.
+   * A `named` record is the object's, whichever host lists the address: never.
+   */
+  namesAssignment(
+    p: Placement,
+    style: NonNullable<EgressIPProvisioner["placementOwners"]>,
+    urn: string,
+  ): boolean;
 }
 
 /**
@@ -45,9 +55,13 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
   const urns = new Set(all.map((r) => r.urn));
   // The owner texts the state keeps, as made (`newOwnerId`: one of a name freed by a rename has a suffix).
   const ownerIds = new Set<string>();
+  const ownerIdsOf = new Map<string, string[]>();
   for (const r of all) {
-    for (const props of [r.outputs, r.inputs])
-      if (ownKind(r.type) !== undefined && typeof props?.ownerId === "string") ownerIds.add(props.ownerId);
+    for (const props of [r.outputs, r.inputs]) {
+      if (ownKind(r.type) === undefined || typeof props?.ownerId !== "string") continue;
+      ownerIds.add(props.ownerId);
+      ownerIdsOf.set(r.urn, [...(ownerIdsOf.get(r.urn) ?? []), props.ownerId]);
+    }
   }
   const domains = new Set<string>();
   for (const r of all) {
@@ -73,6 +87,12 @@ export function stackOwnership(snapshot: StackSnapshot): StackOwnership {
       const owners = p.owners ?? [];
       if (style === "named") return owners.some((o) => identities.has(o.split(" ")[0]!));
       return owners.some((o) => hashed().has(o));
+    },
+    namesAssignment(p, style, urn) {
+      if (style !== "hashed") return false;
+      const texts = [...[...identities].map((id) => `${id} ${urn}`), ...(ownerIdsOf.get(urn) ?? [])];
+      const own = new Set(texts.map(ownerTagValue));
+      return (p.owners ?? []).some((o) => own.has(o));
     },
   };
 }

@@ -163,6 +163,14 @@ export interface EgressIPProvisioner {
    */
   readonly placementOwners?: "named" | "hashed";
   /**
+   * Optional, read only: where a kind whose hosts also carry each address on their cloud instance
+   * (`cloud: { kind: "aws" }` of ocp-static and cilium: a secondary private IP of the Node's EC2
+   * instance) sees its addresses there, hosts named as the kind names them (the Node whose
+   * providerID is the instance; the instance ID when no Node is), owners as the aws kind records
+   * them (`hashed`). `check` compares it with state as it compares {@link placements}.
+   */
+  cloudPlacements?(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
+  /**
    * Optional, read only: the egress addresses the cluster gives `namespace` now, whoever wrote them
    * (Kubernetes kinds: its NetNamespace's egressIPs, EgressIP objects selecting it, the
    * egressip-ipam-operator's annotation), with the host carrying each where the cluster shows one.

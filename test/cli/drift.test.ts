@@ -23,6 +23,7 @@ const inPool = (ip: string) => /^10\.0\.1\.\d+$/.test(ip) && Number(ip.split("."
 const heldInState = (ip: string) => ip === "10.0.1.9";
 // The records name "ours" or somebody else; a placement without one is nobody's.
 const isOurs = (p: Placement) => (p.owners ?? []).includes("ours");
+const mine: Partial<Placement> = { owners: ["ours"] };
 
 describe("findDrift", () => {
   it.each<[string, StatePlacement[], Placement[], Partial<Finding>[]]>([
@@ -40,9 +41,9 @@ describe("findDrift", () => {
       [{ kind: "missing", ip: "10.0.1.4", expectedHost: "i-a", fix: refreshUp }],
     ],
     [
-      "misplaced: on another host; take it off there first",
+      "misplaced: on another host, recorded for the stack there; take it off there first",
       [state("10.0.1.4", "i-a")],
-      [on("10.0.1.4", "i-b")],
+      [on("10.0.1.4", "i-b", mine)],
       [
         {
           kind: "misplaced",
@@ -56,14 +57,14 @@ describe("findDrift", () => {
     [
       "misplaced: only its off-host command, when the provisioner has one (SDN: the NetNamespace stays)",
       [state("10.0.1.4", "node-a")],
-      [on("10.0.1.4", "node-b", { offHostCommand: "off 10.0.1.4 node-b" })],
+      [on("10.0.1.4", "node-b", { offHostCommand: "off 10.0.1.4 node-b", ...mine })],
       [{ kind: "misplaced", fix: ["off 10.0.1.4 node-b", ...refreshUp] }],
     ],
     [
       "misplaced: a second copy on another host",
       [state("10.0.1.4", "i-a")],
-      [on("10.0.1.4", "i-a"), on("10.0.1.4", "i-b")],
-      [{ kind: "misplaced", actualHost: "i-b" }],
+      [on("10.0.1.4", "i-a", mine), on("10.0.1.4", "i-b", mine)],
+      [{ kind: "misplaced", actualHost: "i-b", fix: ["rm 10.0.1.4 i-b", ...refreshUp] }],
     ],
     [
       "leaked: in the pool, held by nobody, recorded for the stack",
@@ -170,10 +171,52 @@ describe("findDrift and inUseByOthers with owner records", () => {
     ],
     ["neither: outside the pool", [], [on("10.0.1.2", "i-a"), on("10.0.2.5", "i-a")], [], []],
     [
-      "a stated address is the stack's wherever it is: misplaced, not in use by others",
+      "a stated address recorded for the stack where it is: misplaced, taken off there",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b", mine)],
+      [{ kind: "misplaced", fix: ["rm 10.0.1.4 i-b", ...refreshUp] }],
+      [],
+    ],
+    [
+      "a stated address nobody is recorded for where it is (a VPC CNI pod has it): misplaced, held by others, nothing taken off",
       [state("10.0.1.4", "i-a")],
       [on("10.0.1.4", "i-b")],
-      [{ kind: "misplaced", fix: ["rm 10.0.1.4 i-b", ...refreshUp] }],
+      [{ kind: "misplaced", actualHost: "i-b", heldBy: { others: true }, fix: refreshUp }],
+      [],
+    ],
+    [
+      "a stated address recorded for another owner where it is (taken over): misplaced, naming them, nothing taken off",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b", { owners: ["theirs"], offHostCommand: "off 10.0.1.4 i-b" })],
+      [{ kind: "misplaced", heldBy: { others: true, recordedFor: ["theirs"] }, fix: refreshUp }],
+      [],
+    ],
+    [
+      "a copy held by others beside the stack's own: only the copy is misplaced, with no removal",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-a", mine), on("10.0.1.4", "i-b", { owners: ["theirs"] })],
+      [
+        {
+          kind: "misplaced",
+          actualHost: "i-b",
+          heldBy: { others: true, recordedFor: ["theirs"] },
+          fix: refreshUp,
+        },
+      ],
+      [],
+    ],
+    [
+      "misplaced where an interrupted move of its own assignment left it (its per-host record names it): refresh and up finish the move, nothing taken off",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b", { owners: ["ours", "urn:10.0.1.4"] })],
+      [{ kind: "misplaced", actualHost: "i-b", fix: refreshUp }],
+      [],
+    ],
+    [
+      "misplaced, recorded for another assignment of the stack: taken off there first",
+      [state("10.0.1.4", "i-a")],
+      [on("10.0.1.4", "i-b", { owners: ["ours", "urn:10.0.1.5"] })],
+      [{ kind: "misplaced", actualHost: "i-b", fix: ["rm 10.0.1.4 i-b", ...refreshUp] }],
       [],
     ],
     [
@@ -195,7 +238,9 @@ describe("findDrift and inUseByOthers with owner records", () => {
       ],
     ],
   ])("%s", (_name, placed, seen, expected, others) => {
-    const input = { stack, placed, seen, inPool, heldInState, isOurs };
+    // A per-host record names the assignment itself when its owners list the assignment's URN.
+    const namesAssignment = (p: Placement, urn: string) => (p.owners ?? []).includes(urn);
+    const input = { stack, placed, seen, inPool, heldInState, isOurs, namesAssignment };
     const found = findDrift(input);
     expect(found).toHaveLength(expected.length);
     expected.forEach((e, i) => expect(found[i]).toMatchObject(e));

@@ -87,3 +87,47 @@ describe("stackOwnership", () => {
     ["hashed: untagged (a VPC CNI pod IP)", at(), "hashed", false],
   ])("%s", (_name, p, style, expected) => expect(ours.isOurs(p, style)).toBe(expected));
 });
+
+describe("stackOwnership.namesAssignment: a per-host record naming the assignment itself", () => {
+  const ours = stackOwnership(snapshot);
+  it.each<[string, Placement, "named" | "hashed", string, boolean]>([
+    [
+      "hashed: the tag of the assignment's identity and URN",
+      at([ownerTagValue(`${id} ${assignment("a")}`)]),
+      "hashed",
+      assignment("a"),
+      true,
+    ],
+    [
+      "hashed: the tag of its owner text as state keeps it",
+      at([ownerTagValue(`${id} ${assignment("c")} #2`)]),
+      "hashed",
+      assignment("c"),
+      true,
+    ],
+    [
+      "hashed: another assignment's of the stack",
+      at([ownerTagValue(`${id} ${assignment("a")}`)]),
+      "hashed",
+      assignment("c"),
+      false,
+    ],
+    [
+      "hashed: another stack's for the same URN",
+      at([ownerTagValue(`${other} ${assignment("a")}`)]),
+      "hashed",
+      assignment("a"),
+      false,
+    ],
+    ["hashed: nobody recorded", at(), "hashed", assignment("a"), false],
+    [
+      "named: the object's record, whichever host lists it",
+      at([`${id} ${assignment("a")}`]),
+      "named",
+      assignment("a"),
+      false,
+    ],
+  ])("%s", (_name, p, style, urn, expected) => {
+    expect(ours.namesAssignment(p, style, urn)).toBe(expected);
+  });
+});

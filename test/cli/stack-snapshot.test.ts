@@ -85,6 +85,8 @@ describe("parseExport", () => {
       }
     })();
     expect(err).toBeInstanceOf(CliError);
+    // Exit 2, as docs/operating.md says for `check` (a usage error, not "not checked").
+    expect((err as CliError).exitCode).toBe(2);
     expect((err as Error).message).toMatch(/^the checkpoint of stack "o\/p\/s" is unreadable: /);
     expect((err as Error).message).toMatch(reason);
     expect((err as Error).message).not.toContain("\n");

@@ -6,12 +6,16 @@
 // foreign policy and a secondary IP that was there before are untouched.
 import {
   AssignPrivateIpAddressesCommand,
+  CreateTagsCommand,
   DescribeAddressesCommand,
+  UnassignPrivateIpAddressesCommand,
   type EC2Client,
 } from "@aws-sdk/client-ec2";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ownerTagKey } from "../../provider/provisioners/aws/aws-provisioner";
 import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
+import { runCli } from "../support/cli";
 import { changesOf, Harness } from "../support/harness";
 import { kube, setNodeReady, testKubeconfig } from "../support/kube";
 import {
@@ -369,6 +373,96 @@ describe("cilium with cloud: aws (moto + kube-apiserver): the EKS gateway", () =
     expect(await policyExists(ciliumObjectName(w.ns.x))).toBe(false);
     const left: Record<string, string[]> = { [instanceOf(w.node.n2)]: [preexisting] };
     expect(await onInstances()).toEqual(left);
+  });
+
+  // Before issue 54, check read the policies only: a gateway's secondary IP taken off its instance
+  // by hand (its traffic dropped there) or left on one was no finding, though refresh saw the first.
+  it("check reads the EC2 side too: a secondary IP taken off its instance is missing, one of the stack's left on an instance leaked, somebody else's in use by others; the fixes it prints repair both", async () => {
+    const harness = h!;
+    const check = (...args: string[]) =>
+      runCli(["check", "--stack", harness.fqStackName, ...args], harness.env);
+    const nodeOf = (instance: string) => (instance === aws.instanceIds[zone]![0] ? w.node.n1 : w.node.n2);
+    const eniOf = async (node: string) =>
+      (await interfacesIn(ec2, [aws.subnetIds[zone]!])).find(
+        (n) => n.Attachment?.InstanceId && nodeOf(n.Attachment.InstanceId) === node,
+      )!;
+    try {
+      const up = await harness.up();
+      const [ip] = up.outputs.ips!.value as [string];
+      const [host] = up.outputs.hosts!.value as [string];
+      const clean = await check();
+      expect(clean.stderr).toBe("");
+      expect(clean.stdout).toMatch(
+        /provisioner cilium, cloud aws \(us-east-1 at http:\/\/127\.0\.0\.1:\d+\): 2 addresses on instances in 10\.0\.1\.0\/24/,
+      );
+      expect(clean.code).toBe(0);
+
+      const eni = await eniOf(host);
+      const record = eni.TagSet!.find((t) => t.Key === ownerTagKey(ip))!;
+      await ec2.send(
+        new UnassignPrivateIpAddressesCommand({
+          NetworkInterfaceId: eni.NetworkInterfaceId,
+          PrivateIpAddresses: [ip],
+        }),
+      );
+      // The stack's by its record (as a removal that died before its untag leaves one), held by nobody.
+      const other = host === w.node.n1 ? w.node.n2 : w.node.n1;
+      const otherEni = (await eniOf(other)).NetworkInterfaceId!;
+      const leaked = "10.0.1.150";
+      await ec2.send(
+        new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: otherEni, PrivateIpAddresses: [leaked] }),
+      );
+      await ec2.send(
+        new CreateTagsCommand({
+          Resources: [otherEni],
+          Tags: [{ Key: ownerTagKey(leaked), Value: record.Value }],
+        }),
+      );
+
+      const run = await check("--json");
+      expect(run.stderr).toBe("");
+      expect(run.code).toBe(1);
+      const doc = JSON.parse(run.stdout) as { findings: { fix: string[] }[]; others: unknown[] };
+      const refreshUp = [
+        `pulumi refresh --stack ${harness.fqStackName}`,
+        `pulumi up --stack ${harness.fqStackName}`,
+      ];
+      const unassign =
+        `aws ec2 unassign-private-ip-addresses --region ${region} --endpoint-url ${moto.endpoint} ` +
+        `--network-interface-id ${otherEni} --private-ip-addresses ${leaked}`;
+      expect(doc.findings).toEqual([
+        {
+          kind: "missing",
+          ip,
+          expectedHost: host,
+          urn: expect.stringMatching(/EgressIpAssignment::team-/),
+          side: "cloud",
+          fix: refreshUp,
+        },
+        { kind: "leaked", ip: leaked, actualHost: other, side: "cloud", fix: [unassign] },
+      ]);
+      expect(doc.others).toEqual([{ ip: preexisting, host: w.node.n2 }]);
+      const text = await check();
+      expect(text.stdout).toContain(`  ${ip}  cloud side: state: on ${host}  (`);
+      expect(text.stdout).toContain(`  ${leaked}  cloud side: on ${other}\n    fix: ${unassign}\n`);
+
+      // The fixes as printed (the aws CLI call through the SDK), then refresh and up.
+      await ec2.send(
+        new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: otherEni, PrivateIpAddresses: [leaked] }),
+      );
+      await harness.refresh();
+      await harness.up();
+      expect(
+        (await secondaryIps(ec2, [aws.subnetIds[zone]!]))[
+          aws.instanceIds[zone]![host === w.node.n1 ? 0 : 1]!
+        ],
+      ).toContain(ip);
+      const after = await check();
+      expect(after.stdout).toContain("no drift");
+      expect(after.code).toBe(0);
+    } finally {
+      await harness.destroy();
+    }
   });
 
   // Before issue 54, elasticIps under cloud was taken: up allocated an Elastic IP at create, left

@@ -1,6 +1,7 @@
 import {
   AssignPrivateIpAddressesCommand,
   CreateTagsCommand,
+  TerminateInstancesCommand,
   UnassignPrivateIpAddressesCommand,
   type EC2Client,
 } from "@aws-sdk/client-ec2";
@@ -55,6 +56,17 @@ describe("pulumi-egress-ipam check, against moto", () => {
     );
   };
 
+  /** Tags `to`'s interface with the owner record `from`'s interface has for `ip`. */
+  const copyRecord = async (ip: string, from: string, to: string) => {
+    const eni = (await interfacesIn(ec2, [world.subnetIds[zone]!])).find(
+      (n) => n.Attachment?.InstanceId === from,
+    )!;
+    const Value = eni.TagSet!.find((t) => t.Key === ownerTagKey(ip))!.Value!;
+    await ec2.send(
+      new CreateTagsCommand({ Resources: [await eniOf(to)], Tags: [{ Key: ownerTagKey(ip), Value }] }),
+    );
+  };
+
   beforeAll(async () => {
     moto = await startMoto();
     ec2 = ec2Client(moto.endpoint, region);
@@ -92,6 +104,26 @@ describe("pulumi-egress-ipam check, against moto", () => {
     await moto?.stop();
   });
 
+  // docs/operating.md: exit 2 for a usage error, one line on stderr naming it, nothing checked.
+  it.each([
+    [
+      "an unknown stack",
+      ["check", "--stack", "organization/no-such-project/test"],
+      /cannot read stack "organization\/no-such-project\/test": .*pulumi stack ls/,
+    ],
+    ["a bad option", ["check", "--stack", "STACK", "--timeout", "soon"], /--timeout/],
+    ["an unknown option", ["check", "--stack", "STACK", "--colour"], /unknown option '--colour'/],
+  ])("%s: exit 2, one line on stderr naming it, nothing on stdout", async (_name, args, why) => {
+    const run = await runCli(
+      args.map((a) => (a === "STACK" ? h.fqStackName : a)),
+      h.env,
+    );
+    expect(run.stdout).toBe("");
+    expect(run.stderr.trimEnd().split("\n")).toHaveLength(1);
+    expect(run.stderr).toMatch(why);
+    expect(run.code).toBe(2);
+  });
+
   it("finds no drift right after up (exit 0)", async () => {
     expect(placed).toEqual({ a: "10.0.1.4", b: "10.0.1.5", c: "10.0.1.6" });
     const run = await check();
@@ -123,9 +155,12 @@ describe("pulumi-egress-ipam check, against moto", () => {
         PrivateIpAddresses: ["10.0.1.4"],
       }),
     );
-    // Misplaced: team b's address moved to the other tagged instance.
+    // Misplaced: team b's address where a move of its own killed after EC2 reassigned it leaves it:
+    // on the other tagged instance, with its record there (the tag goes first). Moved there without
+    // it, it is nobody's there and nothing is taken off (see below).
     const hostB = hostOf("10.0.1.5");
     const otherB = hostB === tagged1 ? tagged2! : tagged1!;
+    await copyRecord("10.0.1.5", hostB, otherB);
     await ec2.send(
       new UnassignPrivateIpAddressesCommand({
         NetworkInterfaceId: await eniOf(hostB),
@@ -160,11 +195,8 @@ describe("pulumi-egress-ipam check, against moto", () => {
         expectedHost: hostB,
         actualHost: otherB,
         urn: expect.stringMatching(/EgressIpAssignment::team-b-us-east-1a$/),
-        fix: [
-          `aws ec2 unassign-private-ip-addresses --region ${region} --endpoint-url ${moto.endpoint} ` +
-            `--network-interface-id ${await eniOf(otherB)} --private-ip-addresses 10.0.1.5`,
-          ...refreshUp,
-        ],
+        // Its own record there: refresh and up finish the move (before issue 54: its removal first).
+        fix: refreshUp,
       },
     ]);
     const others = (JSON.parse(run.stdout) as { others: { ip: string; host: string; fix?: unknown }[] })
@@ -296,6 +328,97 @@ describe("pulumi-egress-ipam check, against moto", () => {
       },
     ]);
     expect(doc.others.map((o) => o.ip)).toEqual(expect.arrayContaining(["10.0.1.77", "10.0.1.78"]));
+  });
+
+  // Before issue 54, both were misplaced with an `aws ec2 unassign-private-ip-addresses` of the
+  // interface that has them now: the pod's, or the other stack's.
+  it("an address of the stack's now on somebody else's interface (its host terminated and the address handed to a pod; taken over and moved by another stack) is misplaced with no removal, naming who holds it", async () => {
+    const [, , untagged] = world.instanceIds[zone]!;
+    const hosts = await secondaryIps(ec2, [world.subnetIds[zone]!]);
+    const hostOf = (ip: string) => Object.entries(hosts).find(([, ips]) => ips.includes(ip))![0];
+    const [hostA, hostB] = [hostOf(placed.a!), hostOf(placed.b!)];
+    const podEni = await eniOf(untagged!);
+    // Another stack adopted team b's address and moved it to the untagged instance (its tag goes first).
+    const otherOwner =
+      "stack-fedcba9876543210fedcba98 urn:pulumi:prod::other::egress-ipam:index:EgressIp$x::b";
+    await ec2.send(
+      new CreateTagsCommand({
+        Resources: [podEni],
+        Tags: [{ Key: ownerTagKey(placed.b!), Value: ownerTagValue(otherOwner) }],
+      }),
+    );
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({
+        NetworkInterfaceId: await eniOf(hostB),
+        PrivateIpAddresses: [placed.b!],
+      }),
+    );
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: podEni, PrivateIpAddresses: [placed.b!] }),
+    );
+    // Team a's host is terminated; the VPC CNI hands its address to a pod on the untagged instance.
+    // (EC2 deletes a terminated instance's interface; moto keeps it, addresses and all.)
+    const eniA = await eniOf(hostA);
+    await ec2.send(new TerminateInstancesCommand({ InstanceIds: [hostA] }));
+    await ec2.send(
+      new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniA, PrivateIpAddresses: [placed.a!] }),
+    );
+    await ec2.send(
+      new AssignPrivateIpAddressesCommand({ NetworkInterfaceId: podEni, PrivateIpAddresses: [placed.a!] }),
+    );
+
+    const run = await check("--json");
+    expect(run.stderr).toBe("");
+    expect(run.code).toBe(1);
+    const doc = JSON.parse(run.stdout) as { findings: (Finding & { heldBy?: unknown })[] };
+    const misplaced = doc.findings.filter((f) => f.kind === "misplaced");
+    const refreshUp = [`pulumi refresh --stack ${h.fqStackName}`, `pulumi up --stack ${h.fqStackName}`];
+    expect(misplaced).toEqual([
+      {
+        kind: "misplaced",
+        ip: placed.a,
+        expectedHost: hostA,
+        actualHost: untagged,
+        urn: expect.stringMatching(/EgressIpAssignment::team-a-us-east-1a$/),
+        heldBy: { others: true },
+        fix: refreshUp,
+      },
+      {
+        kind: "misplaced",
+        ip: placed.b,
+        expectedHost: hostB,
+        actualHost: untagged,
+        urn: expect.stringMatching(/EgressIpAssignment::team-b-us-east-1a$/),
+        heldBy: { others: true, recordedFor: [ownerTagValue(otherOwner)] },
+        fix: refreshUp,
+      },
+    ]);
+    expect(run.stdout).not.toContain(podEni);
+
+    const text = await check();
+    expect(text.code).toBe(1);
+    expect(text.stdout).not.toContain(podEni);
+    expect(text.stdout).toContain(
+      `  ${placed.a}  state: on ${hostA}, really on ${untagged}, not the stack's: nobody is recorded for it there`,
+    );
+    expect(text.stdout).toContain(
+      `  ${placed.b}  state: on ${hostB}, really on ${untagged}, not the stack's: recorded for ${ownerTagValue(otherOwner)}`,
+    );
+    expect(text.stdout).toMatch(
+      /nothing is taken off: once its holder frees it, pulumi refresh and pulumi up place it again; or give it up/,
+    );
+    // Refresh and up while the pod's interface has them: up refuses (the engine stops at the first
+    // refusal), naming the holder, and takes nothing from it.
+    await h.refresh();
+    const refused = String(await h.up().catch((e: Error) => e));
+    expect(refused).toMatch(
+      new RegExp(
+        `\\[ADDRESS_IN_USE\\] cannot move (${placed.a}|${placed.b}) from .*: \\1 is used by ${podEni} \\(instance ${untagged}\\)`,
+      ),
+    );
+    expect((await secondaryIps(ec2, [world.subnetIds[zone]!]))[untagged!]).toEqual(
+      expect.arrayContaining([placed.a, placed.b]),
+    );
   });
 
   it("exits 3 with one line naming the endpoint when the provisioner cannot be reached", async () => {

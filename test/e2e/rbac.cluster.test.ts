@@ -6,6 +6,7 @@
 // ocp-static with `cloud: aws` (moto's EC2) adds the documented cloud role.
 import * as fs from "node:fs";
 import * as path from "node:path";
+import { UnassignPrivateIpAddressesCommand } from "@aws-sdk/client-ec2";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
@@ -14,6 +15,7 @@ import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
 import { runCli } from "../support/cli";
 import {
   createWorld,
+  interfacesIn,
   ec2Client,
   motoCredentials,
   secondaryIps,
@@ -444,6 +446,42 @@ describe("ocp-static with cloud: aws as a user bound to exactly the documented C
     expect(Object.values(await secondaryIps(ec2, [subnetId]))).toEqual([[ip]]);
     expect(await hostSubnetIps(w.node.a1)).toEqual([ip]);
     await h.refresh();
+
+    // check, with the common role alone, reads the EC2 side too; the secondary IP taken off by hand
+    // is missing there (before issue 54 it read the HostSubnets only, and found nothing).
+    await granted!.revoke();
+    granted = undefined;
+    const observe = await grant(rolesOf("check"));
+    try {
+      const check = async () => {
+        const run = await runCli(["check", "--stack", harness.fqStackName, "--json"], harness.env);
+        expect(run.stderr).toBe("");
+        const doc = JSON.parse(run.stdout) as {
+          provisioners: { side?: string; seen?: number }[];
+          findings: { kind: string; ip: string; side?: string }[];
+        };
+        return { code: run.code, seen: doc.provisioners.map((p) => [p.side ?? "kind", p.seen]), doc };
+      };
+      const clean = await check();
+      expect([clean.code, clean.seen, clean.doc.findings]).toEqual([
+        0,
+        [
+          ["kind", 1],
+          ["cloud", 1],
+        ],
+        [],
+      ]);
+      const eni = (await interfacesIn(ec2, [subnetId]))[0]!.NetworkInterfaceId;
+      await ec2.send(
+        new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eni, PrivateIpAddresses: [ip!] }),
+      );
+      const removed = await check();
+      expect(removed.code).toBe(1);
+      expect(removed.doc.findings).toEqual([expect.objectContaining({ kind: "missing", ip, side: "cloud" })]);
+    } finally {
+      await observe.revoke();
+      granted = await grant(rolesOf("ocp-static", true));
+    }
     await h.destroy();
     expect(await secondaryIps(ec2, [subnetId])).toEqual({});
     expect(await hostSubnetIps(w.node.a1)).toEqual([]);

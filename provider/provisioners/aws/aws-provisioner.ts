@@ -247,6 +247,13 @@ export function awsProvisioner(
         ? `recorded for another assignment (tag ${ownerTagKey(ip)}=${value})`
         : `not put there by this package (no ${ownerTagKey(ip)} tag)`;
     };
+    /**
+     * Whether `holder`, an interface of another host than the one state names, has `ip` with this
+     * owner's own record: an interrupted move of its own (the record goes first, then EC2
+     * reassigns the address) left it there, before state learnt the host. It is this owner's to take.
+     */
+    const leftByOwnMove = (holder: Eni, ip: string) =>
+      tagged !== undefined && recordOf(holder, ip) === tagged;
     /** The host's interfaces as they are now: with their tags when there is an owner to read. */
     const interfacesNow = (instance: Ec2Instance, signal?: AbortSignal) =>
       tagged === undefined ? Promise.resolve(instance.interfaces) : ec2.interfacesOf(instance.id, signal);
@@ -339,6 +346,10 @@ export function awsProvisioner(
           );
         }
         const holder = inSubnet.find((n) => holds(n, ip));
+        if (holder?.instanceId && holder.id !== eni.id && leftByOwnMove(holder, ip)) {
+          // Moved back from where the interrupted move left it (its record and all).
+          return methods.moveIP(ip, holder.instanceId, host, signal);
+        }
         if (holder && holder.id !== eni.id) {
           throw takenAddress(
             ip,
@@ -407,7 +418,9 @@ export function awsProvisioner(
         const holder = (await ec2.interfacesInSubnets([subnet.id], signal)).find((n) => holds(n, ip));
         if (holder?.id !== eni.id) {
           const oldEnis = new Set(old?.interfaces.map((n) => n.id));
-          if (holder && !oldEnis.has(holder.id) && holder.instanceId !== oldHost) {
+          const fromOld = holder !== undefined && (oldEnis.has(holder.id) || holder.instanceId === oldHost);
+          // A third host with this assignment's own record: a move of its own left it there.
+          if (holder && !fromOld && !leftByOwnMove(holder, ip)) {
             throw takenAddress(
               ip,
               `cannot move ${ip} from ${oldHost} to host ${hostLabel(instance)}: ${ip} is used by ${holder.id}` +
@@ -434,6 +447,8 @@ export function awsProvisioner(
             const doing = `moving ${ip} to ${eni.id} of host ${hostLabel(instance)} in subnet ${subnet.id}`;
             throw await assignFailure(doing, err, instance, eni, undefined, family);
           });
+          // Below, only the old host's interfaces are seen to.
+          if (holder && !fromOld && !takenOff) await unassignFrom(holder, ip, signal);
           hosts.placed(instance.id);
         } else if (tagged !== undefined && recordOf(holder, ip) !== tagged) {
           // On the target already without this assignment's record (its own would be there: the

@@ -431,6 +431,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
 
     placements: async (cidrs) => ciliumPlacements(await readEgressView(kube), cidrs, kube.context),
     placementOwners: "named",
+    ...(onCloud ? { cloudPlacements: onCloud.placements } : {}),
   };
 }
 

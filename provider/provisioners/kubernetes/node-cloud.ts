@@ -4,7 +4,7 @@ import type { KubeClients } from "../../kube/kube-config";
 import { isNotFound, kubeFailure } from "../../kube/kube-errors";
 import { awsProvisioner } from "../aws/aws-provisioner";
 import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
-import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
+import type { AdoptPresent, EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
 import type { KubeNode } from "./nodes";
 
 // The cloud side of a Kubernetes kind whose Nodes run on AWS (`cloud: { kind: "aws" }` of
@@ -23,6 +23,8 @@ export interface NodeCloud {
   instanceOf(host: string): Promise<string>;
   /** Why a Node cannot carry an address here ("" when it can): it has no AWS instance. */
   unusable(node: KubeNode): string;
+  /** The secondary IPs of the instances inside `cidrs`, each on the Node of its instance (see {@link EgressIPProvisioner.cloudPlacements}). */
+  placements(cidrs: string[], signal?: AbortSignal): Promise<Placement[]>;
 }
 
 /** The cloud side for `cloud` (undefined without one). */
@@ -47,5 +49,21 @@ export function nodeCloud(
     },
     unusable: (node) =>
       awsInstanceId(node.providerID) ? "" : `no AWS providerID (got ${shown(node.providerID ?? "")})`,
+    async placements(cidrs, signal) {
+      const [seen, nodes] = await Promise.all([
+        base.placements!(cidrs, signal),
+        kube.core.listNode().catch((err: unknown) => Promise.reject(kubeFailure("listing Nodes", err, kube))),
+      ]);
+      // State names a host by its Node: the instance ID stays an alias.
+      const nodeOf = new Map<string, string>();
+      for (const n of nodes.items) {
+        const id = awsInstanceId(n.spec?.providerID);
+        if (id && n.metadata?.name) nodeOf.set(id, n.metadata.name);
+      }
+      return seen.map((p) => {
+        const node = nodeOf.get(p.host);
+        return node ? { ...p, host: node, aliases: [p.host, ...(p.aliases ?? [])] } : p;
+      });
+    },
   };
 }

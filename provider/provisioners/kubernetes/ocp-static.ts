@@ -259,6 +259,7 @@ export function ocpStaticProvisioner(
 
     placements: (cidrs) => hostSubnetPlacements(kube, cidrs),
     placementOwners: "named",
+    ...(onCloud ? { cloudPlacements: onCloud.placements } : {}),
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
   };
 }

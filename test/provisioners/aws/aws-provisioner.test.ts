@@ -1,7 +1,9 @@
 import {
   AssignPrivateIpAddressesCommand,
+  CreateTagsCommand,
   StopInstancesCommand,
   TerminateInstancesCommand,
+  UnassignPrivateIpAddressesCommand,
   type EC2Client,
 } from "@aws-sdk/client-ec2";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
@@ -552,6 +554,40 @@ describe("acting for an owner (forOwner): the interface's tag records who put an
       /recorded for another assignment \(tag egress-ipam\/10\.0\.1\.50=sha256:/,
     );
     expect(await tagsOf(host(zoneA, 0))).toMatchObject({ [ownerTagKey(ip)]: ownerTagValue("stack-2 urn:b") });
+  });
+
+  // Before issue 54, both refused it as in use by the third host, so `check` could only print its removal.
+  it("takes back an address an interrupted move of its own left on another host (its record there): put back or moved on", async () => {
+    const a = owned("stack-1 urn:a");
+    const [a1, a2, a3] = [host(zoneA, 0), host(zoneA, 1), host(zoneA, 2)];
+    /** A move from a1 killed after EC2 reassigned the address to `to`: its record went first; state still names a1. */
+    const leaveMidMove = async (to: string) => {
+      const enis = await interfacesIn(ec2, Object.values(world.subnetIds));
+      const eniOf = (id: string) => enis.find((n) => n.Attachment?.InstanceId === id)!.NetworkInterfaceId!;
+      await ec2.send(
+        new CreateTagsCommand({
+          Resources: [eniOf(to)],
+          Tags: [{ Key: ownerTagKey(ip), Value: ownerTagValue("stack-1 urn:a") }],
+        }),
+      );
+      await ec2.send(
+        new UnassignPrivateIpAddressesCommand({ NetworkInterfaceId: eniOf(a1), PrivateIpAddresses: [ip] }),
+      );
+      await assignDirectly(to, ip);
+    };
+    await a.addSpecifiedIP(ip, a1);
+    await leaveMidMove(a2);
+    await a.addSpecifiedIP(ip, a1); // refresh found it missing from a1; up puts it back there
+    expect([await secondaries(a1), await secondaries(a2)]).toEqual([[ip], []]);
+    expect(await tagsOf(a2)).not.toHaveProperty(ownerTagKey(ip));
+
+    await leaveMidMove(a3);
+    await a.moveIP(ip, a1, a2); // up planned another host: moved there from where it is
+    expect([await secondaries(a1), await secondaries(a2), await secondaries(a3)]).toEqual([[], [ip], []]);
+    expect(await tagsOf(a3)).not.toHaveProperty(ownerTagKey(ip));
+
+    // Another owner's record there is still not this one's to take.
+    await expect(owned("stack-2 urn:b").addSpecifiedIP(ip, a1)).rejects.toThrow(/already used by eni-/);
   });
 
   it("never moves an address another owner's tag claims; an untagged one (placed by an earlier version) moves", async () => {
