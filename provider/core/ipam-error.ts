@@ -72,8 +72,11 @@
  *   CiliumEgressGatewayPolicy) exists and was not made by this package. Do: rename or delete it, or
  *   set `adopt: true` where the message offers it.
  * - `SCOPE_CONFLICT`: two EgressIps of one namespace (or another stack's) ask one shared
- *   CiliumEgressGatewayPolicy for different selectors or destinations. Do: give them one scope, as
- *   the message says.
+ *   CiliumEgressGatewayPolicy for different selectors or destinations, or would serve the same pods
+ *   as another object of the namespace (an EgressIP, Egress or CiliumEgressGatewayPolicy, one made
+ *   by hand included). Do: give them one scope or pod selectors that differ, as the message says;
+ *   for an object made by hand, set `adopt: true` where the message offers it, or delete it or
+ *   narrow what it selects.
  * - `NOT_FOUND`: a platform object the operation needs does not exist: an EC2 instance or subnet, a
  *   Node, a HostSubnet, a NetNamespace, an object a provisioner writes into. Do: create it (or the
  *   namespace or node it belongs to), or correct the name.

@@ -7,7 +7,10 @@
 // refresh and a second preview find nothing; destroy takes the adopted objects off, as for OVN. A
 // gateway on a group of Nodes is planned on the Node Cilium uses and pinned there by hostname.
 // Refused at preview, nothing changed: an Egress of another externalIPPool, a policy of other
-// destinations.
+// destinations. Without `adopt`, for ovn, cilium and antrea alike, a hand-made object serving the
+// whole namespace (however it selects it) is refused at preview beside an EgressIp of that
+// namespace, naming it: the two would compete for the same Pods; `adopt: true` then plans its
+// address.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { changesOf, Harness } from "../support/harness";
@@ -18,7 +21,8 @@ type Pkg = typeof import("../../provider/index");
 const net = `10.37.${1 + Math.floor(Math.random() * 250)}`;
 const cilium = { group: "cilium.io", version: "v2", plural: "ciliumegressgatewaypolicies" };
 const antrea = { group: "crd.antrea.io", version: "v1beta1", plural: "egresses" };
-type Api = typeof cilium | typeof antrea;
+const ovn = { group: "k8s.ovn.org", version: "v1", plural: "egressips" };
+type Api = typeof cilium | typeof antrea | typeof ovn;
 type Obj = k8s.KubernetesObject & { spec: Record<string, unknown>; status?: Record<string, unknown> };
 const managedBy = { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" };
 
@@ -74,7 +78,7 @@ function expectAdopted(before: Obj, after: Obj, namespace: string, owners: Recor
 }
 
 describe("adopt: true takes over a hand-made CiliumEgressGatewayPolicy and Antrea Egresses where they are", () => {
-  let w: SdnWorld<"a1" | "a2" | "b1", "c" | "g" | "r" | "q1" | "q2">;
+  let w: SdnWorld<"a1" | "a2" | "b1", "c" | "g" | "r" | "q1" | "q2" | "ho" | "hc" | "ha">;
   const harnesses: Harness[] = [];
   const made: [Api, string][] = [];
   const stack = (project: string) => {
@@ -94,6 +98,7 @@ describe("adopt: true takes over a hand-made CiliumEgressGatewayPolicy and Antre
       subnet: string,
       domains: string[],
       provisioner: Record<string, unknown>,
+      { adopt = true, podSelector }: { adopt?: boolean; podSelector?: Record<string, string> } = {},
     ) =>
     async () => {
       const pkg = h.pkg<Pkg>("pulumi-egress-ipam");
@@ -103,7 +108,8 @@ describe("adopt: true takes over a hand-made CiliumEgressGatewayPolicy and Antre
         namespace,
         failureDomains: domains,
         provisioner: { ...provisioner, nodeSelector: w.selector } as never,
-        adopt: true,
+        ...(adopt ? { adopt: true } : {}),
+        ...(podSelector ? { podSelector } : {}),
       });
       return { ips: e.ips, hosts: e.hosts };
     };
@@ -143,7 +149,7 @@ describe("adopt: true takes over a hand-made CiliumEgressGatewayPolicy and Antre
         a2: { zone: "a", hostSubnet: false },
         b1: { zone: "b", hostSubnet: false },
       },
-      ["c", "g", "r", "q1", "q2"],
+      ["c", "g", "r", "q1", "q2", "ho", "hc", "ha"],
       { netNamespaces: false },
     );
   });
@@ -295,4 +301,82 @@ describe("adopt: true takes over a hand-made CiliumEgressGatewayPolicy and Antre
     );
     expect(await snapshot()).toEqual(before);
   });
+
+  // Each hand-made object selects the namespace another way: by a matchExpression on its name
+  // (ovn), by a namespaceSelector (cilium), by name (antrea).
+  it.each([
+    {
+      kind: "ovn",
+      key: "ho" as const,
+      api: ovn,
+      objectKind: "EgressIP",
+      spec: (ns: string, ip: string) => ({
+        egressIPs: [ip],
+        namespaceSelector: {
+          matchExpressions: [{ key: "kubernetes.io/metadata.name", operator: "In", values: [ns] }],
+        },
+      }),
+      provisioner: { kind: "ovn" },
+    },
+    {
+      kind: "cilium",
+      key: "hc" as const,
+      api: cilium,
+      objectKind: "CiliumEgressGatewayPolicy",
+      spec: (ns: string, ip: string) => ({
+        selectors: [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } }],
+        destinationCIDRs: ["0.0.0.0/0"],
+        egressGateway: pinned(w.node.a1, ip),
+      }),
+      provisioner: { kind: "cilium" },
+    },
+    {
+      kind: "antrea",
+      key: "ha" as const,
+      api: antrea,
+      objectKind: "Egress",
+      spec: (ns: string, ip: string) => ({
+        appliedTo: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } },
+        egressIP: ip,
+        externalIPPool: "egress-pool",
+      }),
+      provisioner: { kind: "antrea", externalIPPool: "egress-pool" },
+    },
+  ])(
+    "$kind: without adopt, a hand-made $objectKind serving the namespace is refused at preview, naming it; adopt: true plans its address",
+    async ({ kind, key, api, objectKind, spec, provisioner }) => {
+      const ip = `${net}.${{ ho: 66, hc: 67, ha: 68 }[key]}`;
+      const ns = w.ns[key];
+      const name = await handMade(api, objectKind, key, spec(ns, ip));
+      const before = await read(api, name);
+      const domains = [w.zone("a")];
+      const h = stack(`hand-made-${kind}`);
+      const subnet = `${net}.64/28`;
+      /** The preview's error, or what it planned when it was not refused. */
+      const refusal = () =>
+        h.preview().then(
+          (p) => `preview not refused: it planned ${p.planned(`IpAllocation::team-${domains[0]}`)?.ip}`,
+          (e: Error) => String(e),
+        );
+      await h.program(program(h, ns, subnet, domains, provisioner, { adopt: false }));
+      const err = await refusal();
+      expect.soft(err).toContain("SCOPE_CONFLICT");
+      expect.soft(err).toContain(`${objectKind} ${name}, not made by pulumi-egress-ipam, already serves`);
+      expect.soft(err).toContain(`set adopt: true on the EgressIp to take it over`);
+      // Some of the namespace's Pods: refused too (adopt takes over for the whole namespace only).
+      await h.program(
+        program(h, ns, subnet, domains, provisioner, { adopt: false, podSelector: { app: "web" } }),
+      );
+      const some = await refusal();
+      expect.soft(some).toContain("SCOPE_CONFLICT");
+      expect.soft(some).toContain(`${objectKind} ${name}`);
+      await h.program(program(h, ns, subnet, domains, provisioner));
+      const preview = await h.preview();
+      expect({
+        ip: preview.planned(`IpAllocation::team-${domains[0]}`)?.ip,
+        from: preview.planned(`IpAllocation::team-${domains[0]}`)?.adoptedFrom,
+      }).toEqual({ ip, from: `${objectKind} ${name}` });
+      expect(await read(api, name)).toEqual(before);
+    },
+  );
 });

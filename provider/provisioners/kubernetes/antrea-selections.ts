@@ -1,11 +1,19 @@
 import { addressFamily } from "../../allocator/address";
 import { IpamError } from "../../core/ipam-error";
-import type { AntreaEgressFacts } from "./antrea-namespaces";
+import { servesNamespace, type AntreaEgressFacts } from "./antrea-namespaces";
 import type { LabelSelector } from "./egress-view";
 import { isManaged } from "./managed-by";
 import { namespaceNameLabel } from "./ovn";
+import type { NamespaceFacts } from "./namespace-addresses";
 import { readOwners } from "./owners";
-import { overlapAdvice, podSelectorsOverlap, selectionName, type SelectionClaim } from "./pod-selection";
+import {
+  overlapAdvice,
+  podSelectorsOverlap,
+  refuseHandMade,
+  selectionName,
+  type PodSelection,
+  type SelectionClaim,
+} from "./pod-selection";
 
 // Antrea applies one Egress to a Pod: when several apply, it takes one of them, whatever their
 // families. So the Egresses of one namespace may differ only where they cannot take the same Pod:
@@ -107,4 +115,28 @@ export function refuseAntreaSharing(
         `${selectionName(podSelector)} can select the same pods, of which Antrea applies one Egress: ${overlapAdvice}`,
     );
   }
+}
+
+/**
+ * Refuses the Pods `podSelector` selects in namespace `ns` beside an Egress made by hand (not
+ * managed by this package) that applies to every Pod of the namespace, however its appliedTo takes
+ * them (see {@link servesNamespace}), and has an address or an externalIPPool to get one from:
+ * Antrea applies one Egress to a Pod, whatever their families. `adopting` (`adopt: true` without a
+ * pod selector) takes such an Egress over instead (see antrea-adopt.ts). `holder` names the
+ * assignment's resource.
+ * @throws IpamError SCOPE_CONFLICT naming the Egress and what to do (see refuseHandMade).
+ */
+export function refuseHandMadeEgress(
+  egresses: AntreaEgressFacts[],
+  ns: NamespaceFacts,
+  podSelector: PodSelection,
+  adopting: boolean,
+  holder: string,
+): void {
+  if (adopting && !podSelector) return;
+  const e = egresses.find(
+    (e) =>
+      !isManaged(e.labels) && (e.ips.length > 0 || e.externalIPPool !== undefined) && servesNamespace(e, ns),
+  );
+  if (e) refuseHandMade(holder, ns.name, `Egress ${e.name}`, podSelector);
 }

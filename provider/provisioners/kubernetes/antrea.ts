@@ -34,7 +34,12 @@ import {
 } from "./antrea-namespaces";
 import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
 import { refuseUnadoptable, takeoverTarget } from "./antrea-adopt";
-import { claimedServings, namespaceEgresses, refuseAntreaSharing } from "./antrea-selections";
+import {
+  claimedServings,
+  namespaceEgresses,
+  refuseAntreaSharing,
+  refuseHandMadeEgress,
+} from "./antrea-selections";
 import { claimSelection } from "./pod-selection";
 import { takenAddress } from "../taken-address";
 
@@ -350,7 +355,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       ),
 
     // What the namespace's Egresses cannot share: Pods another Egress or EgressIp may serve with
-    // another selection or the other family (of this deployment first: both may be new), and with
+    // another selection or the other family (of this deployment first: both may be new), an Egress
+    // written by hand applying to every Pod of the namespace unless adopt takes it over, and with
     // adopt, an Egress written by hand that cannot be taken over as it is.
     async refuseShared(holder, rawIp) {
       const name = ns(`checking what ${holder} serves`);
@@ -358,9 +364,10 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       const claims = claimSelection(kube.server, name, { holder, podSelector, family: addressFamily(ip) });
       refuseAntreaSharing(holder, ip, name, podSelector, claimedServings(claims));
       const egresses = await listEgresses();
+      const facts = await namespaceFactsOf(planner, name);
+      if (facts) refuseHandMadeEgress(egresses, facts, podSelector, config.adoptPresent === true, holder);
       refuseAntreaSharing(holder, ip, name, podSelector, namespaceEgresses(egresses, name, ip));
       if (config.adoptPresent !== true) return;
-      const facts = await namespaceFactsOf(planner, name);
       if (facts) await refuseUnadoptable(kube, egresses, facts, config.externalIPPool, holder);
     },
   };

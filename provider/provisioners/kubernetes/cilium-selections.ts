@@ -1,10 +1,17 @@
 import { IpamError } from "../../core/ipam-error";
-import { podNamespaceLabel, type CiliumPolicyFacts } from "./cilium-namespaces";
+import { podNamespaceLabel, servesNamespace, type CiliumPolicyFacts } from "./cilium-namespaces";
 import { policyFamily } from "./cilium-policy";
 import type { LabelSelector } from "./egress-view";
 import { isManaged } from "./managed-by";
+import type { NamespaceFacts } from "./namespace-addresses";
 import { readOwners } from "./owners";
-import { overlapAdvice, podSelectorsOverlap, selectionName, type PodSelection } from "./pod-selection";
+import {
+  overlapAdvice,
+  podSelectorsOverlap,
+  refuseHandMade,
+  selectionName,
+  type PodSelection,
+} from "./pod-selection";
 
 // Which pods of a namespace the cluster's CiliumEgressGatewayPolicies already send out, by pod
 // selector: two policies that select one pod for the same family's destinations compete (Cilium
@@ -39,8 +46,9 @@ const picksPods = (s: LabelSelector) =>
 /**
  * Refuses the selection `podSelector` of `namespace` for gateways of `family` when a policy other
  * than `own` (this selection's policy of that family) selects pods of the namespace that it may
- * take too, for the same family. Namespace-wide policies beside each other are as before (one
- * written by hand is what adopt takes over). `holder` names the assignment's resource.
+ * take too, for the same family. Namespace-wide policies beside each other are as before (one of
+ * this package: its owner records decide; one written by hand: see {@link refuseHandMadePolicy}).
+ * `holder` names the assignment's resource.
  * @throws IpamError SCOPE_CONFLICT naming the policy, its owners and what to do.
  */
 export function refuseSelectionOverlap(
@@ -70,4 +78,28 @@ export function refuseSelectionOverlap(
         `send through one of the two policies only: ${overlapAdvice}`,
     );
   }
+}
+
+/**
+ * Refuses the selection `podSelector` of namespace `ns` for gateways of `family` beside a policy
+ * made by hand (not managed by this package) that sends every Pod of the namespace out through
+ * gateways of that family, however its selectors take them (see {@link servesNamespace}): Cilium
+ * would send the Pods through one of the two. `adopting` (`adopt: true` without a pod selector)
+ * takes such a policy over instead (see cilium-adopt.ts). `holder` names the assignment's resource.
+ * @throws IpamError SCOPE_CONFLICT naming the policy and what to do (see refuseHandMade).
+ */
+export function refuseHandMadePolicy(
+  policies: CiliumPolicyFacts[],
+  ns: NamespaceFacts,
+  family: 4 | 6,
+  podSelector: PodSelection,
+  adopting: boolean,
+  holder: string,
+): void {
+  if (adopting && !podSelector) return;
+  const p = policies.find(
+    (p) =>
+      !isManaged(p.labels) && p.gateways.length > 0 && policyFamily(p) === family && servesNamespace(p, ns),
+  );
+  if (p) refuseHandMade(holder, ns.name, `CiliumEgressGatewayPolicy ${p.name}`, podSelector);
 }

@@ -24,7 +24,7 @@ import {
 } from "./cilium-policy";
 import { refuseSplitScope } from "./cilium-scope";
 import { everyDestination, sameScope, scopeOf } from "./cilium-destinations";
-import { refuseSelectionOverlap } from "./cilium-selections";
+import { refuseHandMadePolicy, refuseSelectionOverlap } from "./cilium-selections";
 import { refuseOverlapInDeployment } from "./pod-selection";
 import {
   addressesWithin,
@@ -396,8 +396,10 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
     },
 
     // What one policy of the namespace, selection and family cannot take: destinations without
-    // any of the address's family, a scope other than its other EgressIps', pods another policy may
-    // send out for the same family (in the cluster, or asked by another EgressIp of the deployment).
+    // any of the address's family, a policy made by hand sending out every pod of the namespace
+    // for the same family (unless adopt takes it over), a scope other than its other EgressIps',
+    // pods another policy may send out for the same family (in the cluster, or asked by another
+    // EgressIp of the deployment).
     async refuseShared(holder, rawIp) {
       const name = ns(`checking the destinations of ${holder}`);
       const ip = canonicalAddress(rawIp);
@@ -413,9 +415,10 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
         );
       }
       const policies = await listPolicies();
-      if (config.adoptPresent === true) {
-        const facts = await namespaceFactsOf(planner, name);
-        if (facts) await refuseUnadoptable(kube, policies, facts, config, holder);
+      const facts = await namespaceFactsOf(planner, name);
+      if (facts) {
+        if (config.adoptPresent === true) await refuseUnadoptable(kube, policies, facts, config, holder);
+        refuseHandMadePolicy(policies, facts, family, podSelector, config.adoptPresent === true, holder);
       }
       const own = namespacePolicyName(policies, name, selectionOf(ip));
       await refuseSplitScope(kube, name, config, holder, owner, own, family);

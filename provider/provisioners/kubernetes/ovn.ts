@@ -29,12 +29,13 @@ import {
 } from "./owners";
 import { clusterView } from "../../kube/cluster-identity";
 import { kubeFailure } from "../../kube/kube-errors";
-import { namespaceAddressesOf } from "./namespace-addresses";
+import { namespaceAddressesOf, namespaceFactsOf } from "./namespace-addresses";
 import { isManaged as hasManagedLabel, managedBy } from "./managed-by";
 import {
   describeSelection,
   overlapAdvice,
   podSelectorsOverlap,
+  refuseHandMade,
   refuseOverlapInDeployment,
   selectionHash,
   selectionName,
@@ -439,20 +440,34 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
 
     // Two EgressIP objects that can select one pod give it two egress addresses, and ovnkube picks
-    // one: an object of this namespace other than this assignment's own whose pods may overlap is
-    // refused at preview, naming it and who put its addresses there; and so is another EgressIp of
-    // this deployment asking for such pods (both new at a first preview, neither in the cluster yet).
+    // one: an object selecting this namespace (by its labels, however written) other than this
+    // assignment's own whose pods may overlap is refused at preview, naming it and who put its
+    // addresses there; so is one made by hand that serves every pod of the namespace, unless adopt
+    // takes it over; and so is another EgressIp of this deployment asking for such pods (both new
+    // at a first preview, neither in the cluster yet).
     async refuseShared(holder, ip) {
       if (!namespace) return;
       const view = await planner.egressView();
       const own = objectFor(view, namespace);
       const mine = podSelector ? { matchLabels: podSelector } : undefined;
-      // Namespace-wide objects beside each other are as before (an unmanaged one is what adopt takes).
+      const facts = await namespaceFactsOf(planner, namespace);
+      const selectsNamespace = (e: OvnEgressIp) =>
+        facts
+          ? selectorMatches(e.namespaceSelector, facts.labels)
+          : e.selects[namespaceNameLabel] === namespace;
+      if (config.adoptPresent !== true || podSelector) {
+        const handMade = view.egressIps.find(
+          (e) => !isManaged(e) && e.ips.length > 0 && !e.podSelector && selectsNamespace(e),
+        );
+        if (handMade) refuseHandMade(holder, namespace, `EgressIP ${handMade.name}`, podSelector);
+      }
+      // Two namespace-wide objects are as before (one of this package: its owner records decide; one
+      // made by hand: refused above, or taken over by adopt).
       const other = view.egressIps.find(
         (e) =>
           e.name !== own &&
           (mine !== undefined || e.podSelector !== undefined) &&
-          e.selects[namespaceNameLabel] === namespace &&
+          selectsNamespace(e) &&
           podSelectorsOverlap(mine, e.podSelector),
       );
       if (other) {

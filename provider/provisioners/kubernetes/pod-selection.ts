@@ -100,3 +100,30 @@ export const selectionName = (s: PodSelection): string =>
 
 /** What to do about two overlapping selections. */
 export const overlapAdvice = "give the EgressIps pod selectors that differ in some label's value";
+
+/**
+ * Refuses `holder`'s selection of `namespace` beside `object` (`EgressIP team-a-egress`), one not
+ * made by this package that serves every pod of the namespace: the platform sends a pod out through
+ * one of the two, so the address this EgressIp places may never be used. Without a pod selector
+ * the way on is `adopt: true`, which takes the object over; with one, adopt takes nothing over, so
+ * the object must go or select less. Never refused: an object of this package (its owner records
+ * decide) or one `adopt` is taking over.
+ * @throws IpamError SCOPE_CONFLICT naming the object and what to do.
+ */
+export function refuseHandMade(
+  holder: string,
+  namespace: string,
+  object: string,
+  podSelector: PodSelection,
+): never {
+  const fix = podSelector
+    ? `delete ${object} or narrow what it selects (adopt takes an object over only for an EgressIp without podSelector)`
+    : `set adopt: true on the EgressIp to take it over (its addresses become this EgressIp's), or delete ${object} ` +
+      `or narrow what it selects`;
+  throw new IpamError(
+    "SCOPE_CONFLICT",
+    `${holder}: ${object}, not made by pulumi-egress-ipam, already serves every pod of namespace ${namespace}, and ` +
+      `this EgressIp's ${selectionName(podSelector)} would serve ${podSelector ? "some of them" : "them"} too: the ` +
+      `platform sends a pod out through one of the two, so this EgressIp's address may never be used; ${fix}`,
+  );
+}

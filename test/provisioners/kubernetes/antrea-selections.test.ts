@@ -4,6 +4,7 @@ import {
   claimedServings,
   namespaceEgresses,
   refuseAntreaSharing,
+  refuseHandMadeEgress,
   type AntreaServing,
 } from "../../../provider/provisioners/kubernetes/antrea-selections";
 
@@ -108,5 +109,62 @@ describe("namespaceEgresses and claimedServings", () => {
     expect(claimedServings([{ holder: "EgressIp web", podSelector: { app: "web" }, family: 6 }])).toEqual([
       { what: "EgressIp web of this stack", selector: { matchLabels: { app: "web" } }, families: [6] },
     ]);
+  });
+});
+
+describe("refuseHandMadeEgress", () => {
+  const facts = { name: ns, labels: { "kubernetes.io/metadata.name": ns, team: "a" }, annotations: {} };
+  const egress = (spec: Partial<AntreaEgressFacts>, managed = false): AntreaEgressFacts => ({
+    name: "hand",
+    labels: managed ? { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" } : {},
+    annotations: {},
+    ips: ["10.0.0.9"],
+    listed: false,
+    ...spec,
+  });
+  const byTeam = { namespaceSelector: { matchLabels: { team: "a" } } };
+  it.each<[string, AntreaEgressFacts, Record<string, string> | undefined, boolean, RegExp | undefined]>([
+    [
+      "namespace-wide beside one applied by the namespace's labels",
+      egress(byTeam),
+      undefined,
+      false,
+      /^EgressIp web: Egress hand, not made by pulumi-egress-ipam, already serves every pod of namespace team-a, .*set adopt: true on the EgressIp to take it over/,
+    ],
+    [
+      "a pod selector beside it (adopt or not)",
+      egress(byTeam),
+      { app: "web" },
+      true,
+      /Egress hand, not made by pulumi-egress-ipam, .*delete Egress hand or narrow what it selects/,
+    ],
+    [
+      "one still to get its address from an ExternalIPPool",
+      egress({ ...byTeam, ips: [], externalIPPool: "p" }),
+      undefined,
+      false,
+      /Egress hand/,
+    ],
+    ["with adopt, which takes it over", egress(byTeam), undefined, true, undefined],
+    ["one of this package (owner records decide)", egress(byTeam, true), undefined, false, undefined],
+    [
+      "one applied to some Pods only",
+      egress({ ...byTeam, podSelector: { matchLabels: { app: "api" } } }),
+      undefined,
+      false,
+      undefined,
+    ],
+    [
+      "one of another namespace",
+      egress({ namespaceSelector: { matchLabels: { team: "b" } } }),
+      undefined,
+      false,
+      undefined,
+    ],
+    ["one with neither address nor pool", egress({ ...byTeam, ips: [] }), undefined, false, undefined],
+  ])("%s", (_name, e, podSelector, adopting, refused) => {
+    const call = () => refuseHandMadeEgress([e], facts, podSelector, adopting, "EgressIp web");
+    if (refused) expect(call).toThrow(refused);
+    else expect(call).not.toThrow();
   });
 });

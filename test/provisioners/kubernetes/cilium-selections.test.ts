@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { CiliumPolicyFacts } from "../../../provider/provisioners/kubernetes/cilium-namespaces";
-import { refuseSelectionOverlap } from "../../../provider/provisioners/kubernetes/cilium-selections";
+import {
+  refuseHandMadePolicy,
+  refuseSelectionOverlap,
+} from "../../../provider/provisioners/kubernetes/cilium-selections";
 
 const ns = "team-a";
 const policy = (
@@ -75,6 +78,53 @@ describe("refuseSelectionOverlap", () => {
     ],
   ])("%s", (_name, p, family, podSelector, refused) => {
     const call = () => refuseSelectionOverlap([p], ns, "own", family, podSelector, "EgressIp web");
+    if (refused) expect(call).toThrow(refused);
+    else expect(call).not.toThrow();
+  });
+});
+
+describe("refuseHandMadePolicy", () => {
+  const facts = { name: ns, labels: { "kubernetes.io/metadata.name": ns }, annotations: {} };
+  const byName = [{ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } }];
+  it.each<
+    [string, CiliumPolicyFacts, 4 | 6, Record<string, string> | undefined, boolean, RegExp | undefined]
+  >([
+    [
+      "namespace-wide beside one selecting the namespace by namespaceSelector",
+      policy("hand", byName, "10.0.0.5", false),
+      4,
+      undefined,
+      false,
+      /^EgressIp web: CiliumEgressGatewayPolicy hand, not made by pulumi-egress-ipam, already serves every pod of namespace team-a, .*set adopt: true on the EgressIp to take it over/,
+    ],
+    [
+      "a pod selector beside one on io.kubernetes.pod.namespace (adopt or not)",
+      policy("hand", pods({}), "10.0.0.5", false),
+      4,
+      { app: "web" },
+      true,
+      /CiliumEgressGatewayPolicy hand, not made by pulumi-egress-ipam, .*delete CiliumEgressGatewayPolicy hand or narrow what it selects/,
+    ],
+    [
+      "with adopt, which takes it over",
+      policy("hand", byName, "10.0.0.5", false),
+      4,
+      undefined,
+      true,
+      undefined,
+    ],
+    ["one of this package (owner records decide)", policy("ours", byName), 4, undefined, false, undefined],
+    ["one of the other family", policy("hand", byName, "fd00::5", false), 4, undefined, false, undefined],
+    [
+      "one sending some Pods only",
+      policy("hand", pods({ app: "api" }), "10.0.0.5", false),
+      4,
+      undefined,
+      false,
+      undefined,
+    ],
+  ])("%s", (_name, p, family, podSelector, adopting, refused) => {
+    const call = () => refuseHandMadePolicy([p], facts, family, podSelector, adopting, "EgressIp web");
     if (refused) expect(call).toThrow(refused);
     else expect(call).not.toThrow();
   });
