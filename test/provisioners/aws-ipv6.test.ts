@@ -149,13 +149,16 @@ describe("addSpecifiedIP with an IPv6 address", () => {
     expect(proxy.count("AssignIpv6Addresses")).toBe(0);
   });
 
-  it("refuses an address another interface has (moto has no in-use check), naming a spare one", async () => {
+  // The way out (a spare address of the pool in the EgressIp's ips) is the assignment provider's,
+  // from the stack's checkpoint: taken-address-advice.test and aws-taken-address.test.
+  it("refuses an address another interface has (moto has no in-use check), naming who has it", async () => {
     await assignDirectly(host(zoneA, 1), at(zoneA, "10"));
-    await expect(p.addSpecifiedIP(at(zoneA, "10"), host(zoneA, 0))).rejects.toThrow(
-      new RegExp(
-        `${at(zoneA, "10")} is already used by eni-\\w+ \\(instance ${host(zoneA, 1)}\\).*ips: \\["${at(zoneA, "11")}"\\]`,
+    await expect(p.addSpecifiedIP(at(zoneA, "10"), host(zoneA, 0))).rejects.toMatchObject({
+      code: "ADDRESS_IN_USE",
+      message: expect.stringMatching(
+        new RegExp(`${at(zoneA, "10")} is already used by eni-\\w+ \\(instance ${host(zoneA, 1)}\\)`),
       ),
-    );
+    });
     expect(proxy.count("AssignIpv6Addresses")).toBe(0);
   });
 
