@@ -175,3 +175,35 @@ describe('EgressIp families "dual" from pools whose ranges hold both families', 
     await h.destroy();
   });
 });
+
+// Adding the other family's range to a pool makes it dual-stack: a holder that names its family
+// keeps its address; one that takes no family takes one address per family from then on, which the
+// preview shows as a replace with a new IPv4 address too.
+describe("a pool given a range of the other family", () => {
+  const h = Harness.create("pool-grows-family");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const program = (v6: boolean) => async () => {
+    const pool = new IpPool("p", {
+      ranges: [{ subnet: "10.64.0.0/24" }, ...(v6 ? [{ subnet: "fd00:64::/120" }] : [])],
+    });
+    const named = new IpAllocation("named", { pool, family: "ipv4" });
+    const any = new IpAllocation("any", { pool });
+    return { named: named.ips, any: any.ips };
+  };
+  afterAll(() => h.dispose());
+
+  it("keeps the address of a holder of one family; one of no family is shown replaced at preview", async () => {
+    await h.program(program(false));
+    const before = (await h.up()).outputs;
+    expect([before.named!.value, before.any!.value]).toEqual([["10.64.0.2"], ["10.64.0.3"]]);
+    await h.program(program(true));
+    const preview = await h.preview();
+    expect(preview.op("IpAllocation::named")).toBe("same");
+    expect(preview.op("IpAllocation::any")).toBe("create-replacement");
+    const after = (await h.up()).outputs;
+    expect(after.named!.value).toEqual(["10.64.0.2"]);
+    expect(after.any!.value).toEqual([preview.planned("IpAllocation::any")?.ips].flat());
+    expect((after.any!.value as string[]).map((ip) => ip.includes(":"))).toEqual([false, true]);
+    await h.destroy();
+  });
+});
