@@ -12,6 +12,7 @@ const dualStack = JSON.stringify({
   ipam: { type: "host-local", ranges: [[{ subnet: "10.61.0.0/24" }], [{ subnet: "fd00:61::/120" }]] },
 });
 const provisioner = { kind: "none" as const, hosts: { za: ["a1"], zb: ["b1"] } };
+type Addresses = Record<string, { ipv4?: { ip: string }; ipv6?: { ip: string } }>;
 
 describe("EgressIp families changes", () => {
   const h = Harness.create("egress-families");
@@ -33,7 +34,6 @@ describe("EgressIp families changes", () => {
       return { addresses: e.addresses };
     };
   afterAll(() => h.dispose());
-  type Addresses = Record<string, { ipv4?: { ip: string }; ipv6?: { ip: string } }>;
   const v6Of = (a: Addresses) => ["za", "zb"].map((d) => a[d]?.ipv6?.ip);
   let v6: (string | undefined)[] = [];
 
@@ -105,5 +105,105 @@ describe("a holder renamed with an alias", () => {
     expect(up.outputs.web!.value).not.toBe(web);
     await h.destroy();
     expect((await h.resources()).filter((r) => r.type !== "pulumi:pulumi:Stack")).toEqual([]);
+  });
+});
+
+// A dual-stack pool from `ranges` of both families (an AWS subnet's IPv4 and IPv6 blocks), no CNI
+// config: one range set per family, the pool a cniConfig with those two range sets gives.
+describe('EgressIp families "dual" from pools whose ranges hold both families', () => {
+  const h = Harness.create("egress-mixed-ranges");
+  const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const subnets = { za: ["10.63.1.0/24", "fd00:63:1::/120"], zb: ["10.63.2.0/24", "fd00:63:2::/120"] };
+  const program = (form: "ranges" | "cniConfig") => async () => {
+    const pools = Object.fromEntries(
+      Object.entries(subnets).map(([zone, [v4, v6]]) => [
+        zone,
+        new IpPool(
+          `egress-${zone}`,
+          form === "ranges"
+            ? { ranges: [{ subnet: v4! }, { subnet: v6! }], cloudReserved: "aws" }
+            : {
+                cniConfig: JSON.stringify({
+                  cniVersion: "1.0.0",
+                  ipam: { type: "host-local", ranges: [[{ subnet: v4 }], [{ subnet: v6 }]] },
+                }),
+                cloudReserved: "aws",
+              },
+        ),
+      ]),
+    );
+    const e = new EgressIp("team", {
+      pool: pools,
+      namespace: "team",
+      failureDomains: ["za", "zb"],
+      provisioner,
+      families: "dual",
+    });
+    return { addresses: e.addresses };
+  };
+  const expected = {
+    // After the first four addresses of each subnet, which AWS keeps (cloudReserved), in both families.
+    za: { ipv4: "10.63.1.4", ipv6: "fd00:63:1::4" },
+    zb: { ipv4: "10.63.2.4", ipv6: "fd00:63:2::4" },
+  };
+  const ipsOf = (a: Addresses) =>
+    Object.fromEntries(Object.entries(a).map(([d, f]) => [d, { ipv4: f.ipv4?.ip, ipv6: f.ipv6?.ip }]));
+  afterAll(() => h.dispose());
+
+  it("plans an IPv4 and an IPv6 address per zone at preview, and up places exactly those", async () => {
+    await h.program(program("ranges"));
+    const preview = await h.preview();
+    for (const zone of ["za", "zb"] as const) {
+      expect(preview.planned(`EgressIpAssignment::team-${zone}`)).toMatchObject({ ip: expected[zone].ipv4 });
+      expect(preview.planned(`EgressIpAssignment::team-${zone}-ipv6`)).toMatchObject({
+        ip: expected[zone].ipv6,
+      });
+    }
+    const up = await h.up();
+    expect(ipsOf(up.outputs.addresses!.value as Addresses)).toEqual(expected);
+    expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+  });
+
+  it("is the pool the equivalent cniConfig gives: writing it that way moves no address", async () => {
+    await h.program(program("cniConfig"));
+    const preview = await h.preview();
+    expect(
+      Object.values(preview.ops).filter((op) => op === "replace" || op === "create-replacement"),
+    ).toEqual([]);
+    const up = await h.up();
+    expect(ipsOf(up.outputs.addresses!.value as Addresses)).toEqual(expected);
+    await h.destroy();
+  });
+});
+
+// Adding the other family's range to a pool makes it dual-stack: a holder that names its family
+// keeps its address; one that takes no family takes one address per family from then on, which the
+// preview shows as a replace with a new IPv4 address too.
+describe("a pool given a range of the other family", () => {
+  const h = Harness.create("pool-grows-family");
+  const { IpPool, IpAllocation } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const program = (v6: boolean) => async () => {
+    const pool = new IpPool("p", {
+      ranges: [{ subnet: "10.64.0.0/24" }, ...(v6 ? [{ subnet: "fd00:64::/120" }] : [])],
+    });
+    const named = new IpAllocation("named", { pool, family: "ipv4" });
+    const any = new IpAllocation("any", { pool });
+    return { named: named.ips, any: any.ips };
+  };
+  afterAll(() => h.dispose());
+
+  it("keeps the address of a holder of one family; one of no family is shown replaced at preview", async () => {
+    await h.program(program(false));
+    const before = (await h.up()).outputs;
+    expect([before.named!.value, before.any!.value]).toEqual([["10.64.0.2"], ["10.64.0.3"]]);
+    await h.program(program(true));
+    const preview = await h.preview();
+    expect(preview.op("IpAllocation::named")).toBe("same");
+    expect(preview.op("IpAllocation::any")).toBe("create-replacement");
+    const after = (await h.up()).outputs;
+    expect(after.named!.value).toEqual(["10.64.0.2"]);
+    expect(after.any!.value).toEqual([preview.planned("IpAllocation::any")?.ips].flat());
+    expect((after.any!.value as string[]).map((ip) => ip.includes(":"))).toEqual([false, true]);
+    await h.destroy();
   });
 });

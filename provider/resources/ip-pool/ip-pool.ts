@@ -23,7 +23,11 @@ export interface IpPoolRange {
 
 /** Inputs of {@link IpPool}. Give `ranges` or `cniConfig`. */
 export interface IpPoolArgs {
-  /** One range set: ranges of one family that must not overlap. Adding ranges is an in-place update. */
+  /**
+   * The ranges addresses come from; those of one family must not overlap. Ranges of both families
+   * make a dual-stack pool (one range set per family, as a `cniConfig` with two): an AWS subnet's
+   * IPv4 and IPv6 blocks in one pool. Adding ranges is an in-place update.
+   */
   ranges?: pulumi.Input<pulumi.Input<IpPoolRange>[]>;
   /** A CNI host-local config (JSON text); each of its range sets is one family of the pool. */
   cniConfig?: pulumi.Input<string>;

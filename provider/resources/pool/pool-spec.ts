@@ -147,12 +147,21 @@ export function resolvePool(spec: PoolSpec, at = ""): { pool?: ResolvedPool; fai
         }
       });
       if (ranges.length === spec.ranges.length) {
-        try {
-          const set = new RangeSet(ranges);
-          set.canonicalize();
-          rangeSets.push(set);
-        } catch (e) {
-          failWith("ranges", e);
+        // Ranges of two families are a dual-stack pool: one range set per family (the family of the
+        // first range first), as a CNI config's `ranges` gives them.
+        const byFamily = new Map<string, Range[]>();
+        for (const r of ranges) {
+          const family = familyOfText(r.subnet);
+          byFamily.set(family, [...(byFamily.get(family) ?? []), r]);
+        }
+        for (const family of byFamily.values()) {
+          try {
+            const set = new RangeSet(family);
+            set.canonicalize();
+            rangeSets.push(set);
+          } catch (e) {
+            failWith("ranges", e);
+          }
         }
       }
     }
