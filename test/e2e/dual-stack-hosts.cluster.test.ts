@@ -16,8 +16,8 @@ type Pkg = typeof import("../../provider/index");
 const octet = 1 + Math.floor(Math.random() * 80);
 const zones = ["a", "b", "c"] as const;
 type Zone = (typeof zones)[number];
-const v4 = (z: Zone) => `10.37.${octet * 3 + zones.indexOf(z)}`;
-const v6 = (z: Zone) => `fd37:${octet.toString(16)}:${z}::`;
+const v4 = (z: Zone) => `10.39.${octet * 3 + zones.indexOf(z)}`;
+const v6 = (z: Zone) => `fd39:${octet.toString(16)}:${z}::`;
 const ipconfig = (z: Zone) => ({
   "cloud.network.openshift.io/egress-ipconfig": JSON.stringify([
     {
