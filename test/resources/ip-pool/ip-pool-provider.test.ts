@@ -67,9 +67,15 @@ describe("IpPool provider", () => {
       "OVERLAPPING_RANGES",
     ],
     [
-      "mixed families",
-      { ranges: [{ subnet: "10.0.0.0/24" }, { subnet: "2001:db8::/64" }] },
-      "ranges",
+      "a CNI range set that mixes families",
+      {
+        cniConfig: JSON.stringify({
+          cniVersion: "1.0.0",
+          name: "n",
+          ipam: { type: "host-local", ranges: [[{ subnet: "10.0.0.0/24" }, { subnet: "2001:db8::/64" }]] },
+        }),
+      },
+      "cniConfig",
       /famil/i,
       "MIXED_FAMILIES",
     ],
@@ -90,6 +96,17 @@ describe("IpPool provider", () => {
   ])("refuses %s", async (_what, news, property, reason, code) => {
     const { failures } = await ipPoolProvider.check({}, news);
     expect(failures).toEqual([{ property, reason: expect.stringMatching(reason), code }]);
+  });
+
+  it("makes ranges of both families a dual-stack pool: one range set per family", async () => {
+    const inputs = {
+      ranges: [{ subnet: "10.0.0.0/24" }, { subnet: "2001:db8::/120" }, { subnet: "10.0.1.0/24" }],
+      stack: "org/proj/dev",
+      poolId: POOL,
+    };
+    expect((await ipPoolProvider.check({}, inputs)).failures).toEqual([]);
+    const { outs } = await ipPoolProvider.create(inputs);
+    expect(outs.rangeSets).toHaveLength(2);
   });
 
   it("accepts a dual-stack CNI config and sizes an IPv6 /64 without enumerating it", async () => {
