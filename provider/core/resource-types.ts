@@ -14,3 +14,8 @@ export function ownKind(type: string): string | undefined {
   }
   return undefined;
 }
+
+/** Whether a resource is an EgressIp's child (in a program of any language): its URN's parent type is EgressIp. */
+export function madeByEgressIp(urn: string): boolean {
+  return (urn.split("::")[2] ?? "").split("$").at(-2) === `${pluginTypePrefix}EgressIp`;
+}

@@ -207,3 +207,38 @@ describe("a pool given a range of the other family", () => {
     await h.destroy();
   });
 });
+
+// An EgressIp without `families` places the pool's one family: on a dual-stack pool it is refused
+// by its allocation's check at preview (the resource's own refusal, coded, naming the EgressIp and
+// the way), never by an exception of the program; a pool that becomes dual-stack under it moves nothing.
+describe("an EgressIp without families on a dual-stack pool", () => {
+  const h = Harness.create("egress-no-families");
+  const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
+  const program = (v6: boolean) => async () => {
+    const pool = new IpPool("p", {
+      ranges: [{ subnet: "10.65.0.0/24" }, ...(v6 ? [{ subnet: "fd00:65::/120" }] : [])],
+    });
+    const e = new EgressIp("team", { pool, namespace: "team", failureDomains: ["za"], provisioner });
+    return { ips: e.ips };
+  };
+  afterAll(() => h.dispose());
+
+  it("is refused at preview by the allocation, naming the EgressIp and its pool, and a later edit moves nothing", async () => {
+    await h.program(program(false));
+    expect((await h.up()).outputs.ips!.value).toEqual(["10.65.0.2"]);
+    await h.program(program(true));
+    const err = String(await h.preview().catch((e: Error) => e));
+    expect(err).not.toMatch(/Unhandled exception|error serializing/);
+    expect(err).toMatch(
+      /IpAllocation resource 'team-za'[\s\S]*\[INVALID_INPUT\] an EgressIp without families places the pool's one family, and pool "p" is dual-stack \(ipv4 and ipv6\): set families: "dual"/,
+    );
+    await expect(h.up()).rejects.toThrow(/\[INVALID_INPUT\] an EgressIp without families/);
+    // The refused up had updated the pool (checked before its holder); going back updates it again.
+    await h.program(program(false));
+    const back = await h.up();
+    expect(changesOf(back.summary.resourceChanges)).toEqual({ update: 1 });
+    expect(back.outputs.ips!.value).toEqual(["10.65.0.2"]);
+    expect(changesOf((await h.up()).summary.resourceChanges)).toEqual({});
+    await h.destroy();
+  });
+});

@@ -265,12 +265,11 @@ export function egressIpChildren<P, A extends AllocationParts, S extends Assignm
   const assignments: S[] = [];
   slots.forEach(({ domain, family, k }, n) => {
     const allocation = allocations[n]!;
-    // Without families, the pool's one family: a dual-stack pool would place only its first.
-    const ip = families[0] === undefined ? oneFamily(name, allocation) : allocation.ip;
+    // Without families, the pool's one family: the allocation's check refuses a dual-stack pool.
     const assignment = kinds.assignment(
       child(domain, family),
       {
-        ip,
+        ip: allocation.ip,
         provisioner: args.provisioner,
         failureDomain: domain,
         host: args.host,
@@ -371,19 +370,4 @@ function familiesOf(name: string, args: Pick<EgressIpArgs, "families">): ("ipv4"
   if (f !== "ipv4" && f !== "ipv6" && f !== "dual")
     throw refusal(`EgressIp "${name}": families ${JSON.stringify(f)} is not "ipv4", "ipv6" or "dual"`);
   return f === "dual" ? ["ipv4", "ipv6"] : [f];
-}
-
-/** The allocation's address, refused (at preview, where it is planned) when the pool gave it one per family. */
-function oneFamily(
-  name: string,
-  allocation: { ip: pulumi.Output<string>; ips: pulumi.Output<string[]> },
-): pulumi.Output<string> {
-  return pulumi.all([allocation.ip, allocation.ips]).apply(([ip, ips]) => {
-    if (ips && ips.length > 1)
-      throw refusal(
-        `EgressIp "${name}": its pool is dual-stack (${ips.join(", ")} were planned): set families: "dual" ` +
-          `to place both, or "ipv4" or "ipv6" for one`,
-      );
-    return ip;
-  });
 }

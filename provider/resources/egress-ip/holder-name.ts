@@ -1,3 +1,5 @@
+import { madeByEgressIp } from "../../core/resource-types";
+
 /**
  * How messages name an EgressIpAssignment's resource: `EgressIp team-a` for one an EgressIp made (its
  * URN's parent type is EgressIp and its name is the EgressIp's plus `-<failureDomain>`, and `-ipv6`
@@ -6,10 +8,9 @@
  */
 export function holderName(urn: string, failureDomain: string): string {
   const parts = urn.split("::");
-  const types = (parts[2] ?? "").split("$");
   const name = parts.slice(3).join("::");
   const suffix = failureDomain === "" ? "" : `-${failureDomain}`;
-  if (types.at(-2) === "egress-ipam:index:EgressIp") {
+  if (madeByEgressIp(urn)) {
     const base = [`${suffix}-ipv6`, suffix].find((s) => name.endsWith(s) && name.length > s.length);
     if (base !== undefined) return `EgressIp ${name.slice(0, name.length - base.length)}`;
   }

@@ -32,6 +32,7 @@ import { ipAllocationInputs } from "../resource-inputs";
 import { adoptedAddress, describeAddress } from "../pool/adopted-address";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import { adoptHint } from "../../ledger/planner";
+import { madeByEgressIp } from "../../core/resource-types";
 
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
 function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
@@ -75,6 +76,17 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       inputFailure(
         "adoptFrom",
         "a dual-stack pool plans one address per family; adopting a namespace's address needs a single-family pool",
+      ),
+    );
+  }
+  // An EgressIp without `families` places the pool's one family (its children take no `family`).
+  if (pool && pool.rangeSets.length > 1 && news.family === undefined && madeByEgressIp(String(news.owner))) {
+    failures.push(
+      inputFailure(
+        "pool",
+        `an EgressIp without families places the pool's one family, and pool "${poolName(String(news.pool.id))}" ` +
+          `is dual-stack (${pool.rangeSets.map(familyOfSet).join(" and ")}): set families: "dual" on the ` +
+          `EgressIp to place both, or "ipv4" or "ipv6" for one`,
       ),
     );
   }
