@@ -130,7 +130,12 @@ describe("import: the operator's cluster becomes a program that adopts it unchan
     const before = await snapshot();
     h = Harness.forProject(consumer, dir, { env });
     await h.project();
-    const preview = await h.preview();
+    // On a failure, the program the CLI wrote (the run's folder is removed after the file).
+    const preview = await h.preview().catch((e: Error) => {
+      throw new Error(
+        `${e.message}\n--- index.ts ---\n${fs.readFileSync(path.join(dir, "index.ts"), "utf8")}`,
+      );
+    });
     for (const ns of [w.ns.t1, w.ns.t2]) {
       const { ips, nodes } = op.assigned[ns]!;
       [w.zone("a"), w.zone("b")].forEach((zone, i) => {
