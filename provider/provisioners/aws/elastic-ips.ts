@@ -86,7 +86,22 @@ export function elasticIpProblem(
       : `the Elastic IP ${want} that elasticIps.adopt gives it does not exist`;
   }
   if (eip.networkInterfaceId === eniId && eip.privateIp === ip) return undefined;
-  return `its Elastic IP ${eip.allocationId} (${eip.publicIp}) is ${whereIs(eip)}`;
+  const where = `its Elastic IP ${eip.allocationId} (${eip.publicIp}) is ${whereIs(eip)}`;
+  return takenOver(eip, ip, owner)
+    ? `${where}, and recorded for ${eip.tags[eipOwnerTag]} (taken over): nothing is disassociated; give this ` +
+        `address another allocation in elasticIps.adopt, or take it back from that owner first`
+    : where;
+}
+
+/**
+ * Whether an adopted Elastic IP is another owner's now: associated with another address and tagged
+ * for another owner (who adopted it after this one). It is theirs: nothing of this owner's frees it.
+ */
+function takenOver(eip: ElasticIp, ip: string, owner: string): boolean {
+  const recorded = eip.tags[eipOwnerTag];
+  return (
+    eip.associationId !== undefined && eip.privateIp !== ip && recorded !== undefined && recorded !== owner
+  );
 }
 
 /**
@@ -108,7 +123,7 @@ export function elasticIpPlacement(
   const problem = want && elasticIpProblem(want, ip, eniId, owner, eips);
   // An adopted one associated with another address: up never takes it from there, so it is freed by hand.
   const elsewhere = problem && want !== "allocate" ? wantedElasticIp(want, ip, owner, eips) : undefined;
-  const freeIt = elsewhere?.associationId && elsewhere.privateIp !== ip;
+  const freeIt = elsewhere?.associationId && elsewhere.privateIp !== ip && !takenOver(elsewhere, ip, owner);
   return {
     ...(eip ? { publicIp: eip.publicIp, publicId: eip.allocationId } : {}),
     ...(problem ? { publicProblem: problem } : {}),
@@ -187,8 +202,11 @@ export function publicAddresses(
       throw new IpamError(
         "ADDRESS_IN_USE",
         `cannot give ${ip} the Elastic IP ${want} (${eip.publicIp}): it is ${whereIs(eip)}, not with ${ip}; ` +
-          `disassociate it there (aws ec2 disassociate-address --association-id ${eip.associationId}) and run ` +
-          `pulumi up again, or give ${ip} another allocation in elasticIps.adopt`,
+          (takenOver(eip, ip, owner)
+            ? `it is recorded for ${eip.tags[eipOwnerTag]}, who took it over: give ${ip} another allocation in ` +
+              `elasticIps.adopt, or have that owner give it up first`
+            : `disassociate it there (aws ec2 disassociate-address --association-id ${eip.associationId}) and ` +
+              `run pulumi up again, or give ${ip} another allocation in elasticIps.adopt`),
       );
     }
     return eip;

@@ -1,9 +1,11 @@
 import { describe, expect, it } from "vitest";
-import type { ElasticIp } from "../../../provider/provisioners/aws/ec2";
+import type { IpamError } from "../../../provider/core/ipam-error";
+import type { Ec2, ElasticIp, Eni } from "../../../provider/provisioners/aws/ec2";
 import {
   eipAddressTag,
   eipOwnerTag,
   elasticIpPlacement,
+  publicAddresses,
 } from "../../../provider/provisioners/aws/elastic-ips";
 
 // What `check` reports about one address's public side, from the region's Elastic IPs: the one
@@ -81,11 +83,60 @@ describe("elasticIpPlacement", () => {
         publicFix: "aws ec2 disassociate-address --region us-east-1 --association-id eipassoc-eni-b",
       },
     ],
+    [
+      "adopt: taken over by another owner (its tag names them) and on their address: theirs, no command",
+      { adopt: { [ip]: "eipalloc-1" } },
+      [eip("eipalloc-1", { ...on("eni-b", "10.0.1.9"), tags: { [eipOwnerTag]: "sha256:other" } })],
+      {
+        publicProblem:
+          "its Elastic IP eipalloc-1 (198.51.100.1) is associated with 10.0.1.9 on eni-b, and recorded for " +
+          "sha256:other (taken over): nothing is disassociated; give this address another allocation in " +
+          "elasticIps.adopt, or take it back from that owner first",
+      },
+    ],
+    [
+      "adopt: recorded for this owner, on another address: freed by hand first",
+      { adopt: { [ip]: "eipalloc-1" } },
+      [eip("eipalloc-1", { ...on("eni-b", "10.0.1.9"), tags: { [eipOwnerTag]: "sha256:owner" } })],
+      {
+        publicProblem: "its Elastic IP eipalloc-1 (198.51.100.1) is associated with 10.0.1.9 on eni-b",
+        publicFix: "aws ec2 disassociate-address --region us-east-1 --association-id eipassoc-eni-b",
+      },
+    ],
   ])("%s", (_what, setting, eips, expected) => {
     expect(elasticIpPlacement(setting, eips, "eni-a", ip, "sha256:owner", where)).toEqual(expected);
   });
 
   it("says nothing about an IPv6 address (it gets no Elastic IP)", () => {
     expect(elasticIpPlacement("allocate", [], "eni-a", "2600:1f18::4", "sha256:owner", where)).toEqual({});
+  });
+});
+
+// The refusal `up` gives an adopted Elastic IP associated with another address: a command that
+// frees it only where nobody else has taken it over (its owner tag names another owner).
+describe("attaching an adopted Elastic IP associated with another address", () => {
+  const refusal = async (tags: Record<string, string>) => {
+    const taken = eip("eipalloc-1", { ...on("eni-b", "10.0.1.9"), tags });
+    const ec2 = { elasticIps: async () => [taken] } as unknown as Ec2;
+    const addresses = publicAddresses(ec2, { adopt: { [ip]: "eipalloc-1" } }, "sha256:owner", "us-east-1");
+    const e = (await addresses
+      .attach(ip, { id: "eni-a" } as Eni, false)
+      .catch((err: unknown) => err)) as IpamError;
+    expect(e.code).toBe("ADDRESS_IN_USE");
+    return e.message;
+  };
+
+  it("says how to free it when nobody took it over", async () => {
+    expect(await refusal({})).toMatch(
+      /cannot give 10\.0\.1\.4 the Elastic IP eipalloc-1 .*disassociate it there \(aws ec2 disassociate-address --association-id eipassoc-eni-b\)/,
+    );
+  });
+
+  it("names the owner that took it over, and prints no command that frees it from them", async () => {
+    const text = await refusal({ [eipOwnerTag]: "sha256:other" });
+    expect(text).toMatch(
+      /it is recorded for sha256:other, who took it over: give 10\.0\.1\.4 another allocation/,
+    );
+    expect(text).not.toContain("disassociate-address");
   });
 });
