@@ -69,9 +69,11 @@ const resources = [
     component: true,
     // Its children are resources of a TypeScript program's own; the component's outputs say what they hold.
     omitOutputs: ["allocations", "assignments"],
+    // Plain, as in TypeScript: the construct names and chains its children by the pools and `after`.
     overrides: {
       pool: {
         $ref: "pulumi.json#/Any",
+        plain: true,
         description:
           'The IpPool the addresses come from, or one IpPool per failure domain ({ "us-east-1a": poolA, … }): on AWS a subnet lives in one availability zone, so each zone needs a pool of its own subnet.',
       },
@@ -79,6 +81,7 @@ const resources = [
     extra: {
       after: {
         $ref: "pulumi.json#/Any",
+        plain: true,
         description:
           "The EgressIp whose addresses are planned before this one's, when both are new in one update and take from a pool they share (programs in languages other than TypeScript): each of this one's first address per pool follows that EgressIp's last.",
       },
@@ -148,8 +151,32 @@ function schemaOf(node, where) {
   throw new Error(`${where}: the type ${text} has no schema form; add one to scripts/plugin-schema.mjs`);
 }
 
-/** The properties of an interface (inputs) or the public readonly fields of a class (outputs). */
-function objectOf(decl, where, kind, omit = []) {
+/** Whether a TypeScript type takes only a plain value: no `pulumi.Input` (or Output) around it. */
+const takesPlain = (node) =>
+  !(ts.isTypeReferenceNode(node) && ["pulumi.Input", "pulumi.Output"].includes(node.typeName.getText()));
+
+/**
+ * `schema` marked `plain` where the TypeScript type `node` takes only a plain value, and its items or
+ * values where theirs do (`string[]`: a plain list of plain strings; `pulumi.Input<string>[]`: a
+ * plain list of inputs), so the SDKs type the input as TypeScript does and the plugin can refuse an
+ * output there (provider/plugin/plain-inputs.ts).
+ */
+function plainWhere(schema, node) {
+  if (ts.isParenthesizedTypeNode(node)) return plainWhere(schema, node.type);
+  if (!takesPlain(node)) return schema;
+  const out = { ...schema, plain: true };
+  if (ts.isArrayTypeNode(node) && schema.items) out.items = plainWhere(schema.items, node.elementType);
+  if (ts.isTypeReferenceNode(node) && node.typeName.getText() === "Record" && schema.additionalProperties)
+    out.additionalProperties = plainWhere(schema.additionalProperties, node.typeArguments[1]);
+  return out;
+}
+
+/**
+ * The properties of an interface (inputs) or the public readonly fields of a class (outputs);
+ * `plain`: a resource's inputs, marked plain where TypeScript takes only a plain value (the fields
+ * of object types are not: TypeScript takes each such object whole as an input).
+ */
+function objectOf(decl, where, kind, omit = [], plain = false) {
   const properties = {};
   const required = [];
   for (const m of decl.members) {
@@ -162,7 +189,9 @@ function objectOf(decl, where, kind, omit = []) {
     const name = m.name.text;
     const description = docOf(m);
     if (!description) throw new Error(`${where}.${name} has no TSDoc; document it`);
-    const schema = schemaOf(m.type, `${where}.${name}`);
+    const schema = plain
+      ? plainWhere(schemaOf(m.type, `${where}.${name}`), m.type)
+      : schemaOf(m.type, `${where}.${name}`);
     properties[name] = { ...schema, description, ...(name === "kubeconfig" ? { secret: true } : {}) };
     const optional =
       kind === "outputs" ? /\|\s*undefined\b/.test(m.type.getText()) : Boolean(m.questionToken);
@@ -215,7 +244,13 @@ for (const r of resources) {
   const args = decls.get(r.args);
   const cls = decls.get(r.kind);
   if (!args || !cls) throw new Error(`${r.file}: ${r.args} or ${r.kind} not found`);
-  const inputs = objectOf(args, r.args, "inputs", [...(r.omit ?? []), ...Object.keys(r.overrides ?? {})]);
+  const inputs = objectOf(
+    args,
+    r.args,
+    "inputs",
+    [...(r.omit ?? []), ...Object.keys(r.overrides ?? {})],
+    true,
+  );
   const outputs = objectOf(cls, r.kind, "outputs", r.omitOutputs ?? []);
   const required = Object.keys(r.overrides ?? {}).filter((k) =>
     args.members.some((m) => m.name?.text === k && !m.questionToken),

@@ -2,6 +2,7 @@ import * as pulumi from "@pulumi/pulumi";
 import type * as provider from "@pulumi/pulumi/provider";
 import { egressIpChildren, type EgressIpArgs } from "../resources/egress-ip/egress-ip";
 import { pluginTypePrefix } from "../core/resource-types";
+import { plainConstructInputs, type PlainSpec } from "./plain-inputs";
 
 const token = (kind: string) => `${pluginTypePrefix}${kind}`;
 
@@ -57,9 +58,12 @@ export class EgressIpConstructs {
     type: string,
     inputs: pulumi.Inputs,
     options: pulumi.ComponentResourceOptions,
+    plain: Record<string, PlainSpec> = {},
   ): Promise<provider.ConstructResult> {
+    // Before the component registers: an input it cannot be made of leaves nothing behind.
+    const given = await plainConstructInputs("EgressIp", name, inputs as Record<string, unknown>, plain);
     const component = new EgressIpComponent(type, name, {}, options);
-    const { after, pool, ...rest } = inputs as Record<string, unknown>;
+    const { after, pool, ...rest } = given;
     const pools = pulumi.Resource.isInstance(pool) ? [pool] : Object.values((pool ?? {}) as object);
     const poolUrns = new Map<unknown, string>();
     for (const p of pools) if (pulumi.Resource.isInstance(p)) poolUrns.set(p, await urnOf(p));

@@ -12,6 +12,7 @@ import { readRecord } from "../ledger/stack/allocation-record";
 import { EgressIpConstructs } from "./egress-ip-construct";
 import { pluginTypePrefix } from "../core/resource-types";
 import type * as pulumi from "@pulumi/pulumi";
+import { plainInputs, unknownPlainInputs, type PlainSpec } from "./plain-inputs";
 
 /** The package name of the plugin's type tokens: `egress-ipam:index:<Kind>`. */
 export const pluginPackage = "egress-ipam";
@@ -76,12 +77,16 @@ export class EgressIpamProvider implements provider.Provider {
   private readonly pools = new PoolBook();
   private readonly order = new HolderOrder();
   private readonly components = new EgressIpConstructs();
+  /** The inputs the schema types as plain values, by type token. */
+  private readonly plainSpecs: Map<string, Record<string, PlainSpec>>;
 
   constructor(
     readonly version: string,
     readonly schema: string,
     private readonly impl: (kind: string) => ProviderImpl = providerFor,
-  ) {}
+  ) {
+    this.plainSpecs = plainInputs(schema);
+  }
 
   async check(urn: string, olds: Props, news: Props): Promise<provider.CheckResult> {
     const { kind, impl, inputs: inputsOf, holdsPool, ordered } = kindOf(urn);
@@ -94,6 +99,12 @@ export class EgressIpamProvider implements provider.Provider {
         { property, reason: codedMessage(codeOf(e, "INVALID_CONFIG"), terminalSafe(errorMessage(e))) },
       ],
     });
+    const unknownPlain = unknownPlainInputs(
+      kind,
+      given.value,
+      this.plainSpecs.get(`${pluginTypePrefix}${kind}`),
+    );
+    if (unknownPlain.length > 0) return { inputs: news, failures: unknownPlain };
     const poolRef = given.refs.get("pool");
     let pool: Props | undefined;
     if (holdsPool) {
@@ -182,7 +193,7 @@ export class EgressIpamProvider implements provider.Provider {
   ): Promise<provider.ConstructResult> {
     if (type !== `${pluginTypePrefix}EgressIp`)
       throw new Error(`the egress-ipam plugin has no component ${type}`);
-    return this.components.construct(name, type, inputs, options);
+    return this.components.construct(name, type, inputs, options, this.plainSpecs.get(type));
   }
 
   /** Stored inputs or outputs made plain, with their kubeconfigs counted secret whether or not they were stored so. */

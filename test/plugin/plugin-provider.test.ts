@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EgressIpamProvider } from "../../provider/plugin/plugin-provider";
 import type { Props, ProviderImpl } from "../../provider/resources/provider-props";
@@ -67,6 +69,42 @@ describe("the plugin's check turns what the engine sends into what the package's
     const result = await provider.check(urn("IpAllocation", "web"), {}, news);
     expect(result.failures).toEqual([{ property, reason: expect.stringMatching(reason) }]);
     expect(seen.IpAllocation).toBeUndefined();
+  });
+
+  it("refuses a plain input of the schema not known at preview, naming it, before the kind's provider sees it", async () => {
+    const schema = fs.readFileSync(path.join(__dirname, "../../provider/plugin/schema.json"), "utf8");
+    const seen: Props[] = [];
+    const provider = new EgressIpamProvider(
+      "0.1.0",
+      schema,
+      () =>
+        ({
+          ...recording().provider,
+          check: async (_olds: Props, news: Props) => {
+            seen.push(news);
+            return { inputs: news };
+          },
+        }) as unknown as ProviderImpl,
+    );
+    const output = { [sig]: "d0e6a833031e9bbcd3f4e8bde6ca49a4" }; // an output value not known yet
+    const result = await provider.check(
+      urn("EgressIpAssignment", "egress"),
+      {},
+      {
+        ip: "10.0.0.5",
+        provisioner: { kind: "none" },
+        failureDomain: output,
+      },
+    );
+    expect(result.failures).toEqual([
+      {
+        property: "failureDomain",
+        reason: expect.stringMatching(
+          /^\[INVALID_INPUT\] failureDomain of EgressIpAssignment is an output not known at preview/,
+        ),
+      },
+    ]);
+    expect(seen).toEqual([]);
   });
 
   it("refuses a second new holder nothing orders on after, and lets an existing one be", async () => {

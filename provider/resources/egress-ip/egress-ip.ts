@@ -27,7 +27,10 @@ export interface EgressIpArgs {
    * Changing it replaces the placements.
    */
   namespace?: pulumi.Input<string>;
-  /** One address per failure domain (AWS: availability zone), as the egress operators do. */
+  /**
+   * One address per failure domain (AWS: availability zone), as the egress operators do. A plain
+   * value, as `families` and `adopt` are (they name and count the children): an output is refused.
+   */
   failureDomains?: string[];
   /** Pin the addresses to this host instead of letting the provisioner choose per domain. */
   host?: pulumi.Input<string>;

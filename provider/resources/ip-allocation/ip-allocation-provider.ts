@@ -44,7 +44,13 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
   const { news, queue } = takeHolder(checked);
   const malformed = shapeFailures(news, ipAllocationInputs);
   if (malformed.length > 0) return { inputs: news, failures: malformed };
-  if ([news.pool, news.ip, news.adopt, news.observeWith, news.nodeId, news.adoptFrom].some(hasUnknown))
+  // Not known yet (at preview, another resource's output; `family` too, where a program in another
+  // language gives one): planned when it is, never refused for a value it does not have yet.
+  if (
+    [news.pool, news.ip, news.adopt, news.observeWith, news.nodeId, news.adoptFrom, news.family].some(
+      hasUnknown,
+    )
+  )
     return { inputs: news };
   const failures: Failure[] =
     news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");

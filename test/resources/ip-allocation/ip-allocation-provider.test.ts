@@ -131,6 +131,12 @@ describe("IpAllocation provider: check", () => {
     const { inputs } = await provider.check({}, news({ pool: { id: POOL, ranges: unknown } }));
     expect(inputs.ip).toBeUndefined();
   });
+
+  it("leaves the address unplanned while its family is not known yet, refusing nothing (preview)", async () => {
+    const unknown = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
+    const { inputs, failures } = await provider.check({}, news({ family: unknown }));
+    expect([inputs.ip, failures ?? []]).toEqual([undefined, []]);
+  });
 });
 
 describe("IpAllocation provider: checks in any order plan in program order", () => {
