@@ -140,7 +140,9 @@ export const defaultHoldDuration = 15 * 60_000;
  *   address whatever the Lease says. A hold lapses after `holdDuration` unless its owner plans
  *   again (which renews it); a lapsed hold of another owner is taken over by an update carrying its
  *   resourceVersion. An owner that holds what it asks for gets it again, so `up` gets what
- *   `preview` showed.
+ *   `preview` showed, while the pool still hands it out (`PlanRequest.refuses`): a hold the pool
+ *   no longer has (the owner changed it after the hold lapsed) is planned anew, deleted, and the
+ *   plan fails with POOL_CHANGED naming it and what is held instead.
  * - `reserve` (at `create`) turns the owner's holds into *claims*, or fails naming the stack that
  *   claimed an address in the meantime (never a substitute, never a duplicate). It does not take
  *   the Lease: the Lease orders planning, and a claim is a write preconditioned on what was read.
@@ -260,7 +262,20 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   };
 
   const planning = { me, what, hold };
-  const decide = (req: PlanRequest, claims: Claim[], at: number) => decidePlan(req, claims, at, planning);
+  const decide = (req: PlanRequest, claims: Claim[], at: number, outdated: ReadonlyMap<string, string>) =>
+    decidePlan(req, claims, at, planning, outdated);
+
+  /**
+   * The owner's holds that the pool as the request sees it no longer hands out, with why: a hold
+   * outlives the definition it was planned under (a preview, then the owner's change, then `up`).
+   */
+  const outdatedOf = async (req: PlanRequest, claims: readonly Claim[]): Promise<Map<string, string>> => {
+    const refuses = req.refuses;
+    if (!refuses) return new Map();
+    const holds = claims.filter((c) => c.state === "hold" && ownedBy(c, me, req.owner));
+    const reasons = await Promise.all(holds.map(async (c) => [c.ip, await refuses(c.ip)] as const));
+    return new Map(reasons.flatMap(([ip, reason]) => (reason === undefined ? [] : [[ip, reason] as const])));
+  };
 
   /** Writes what {@link decidePlan} staged for `req`, in parallel, keeping `claims` current. */
   const commit = async (req: PlanRequest, staged: StagedPlan, claims: Claim[]): Promise<Plan> => {
@@ -276,6 +291,19 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
           written.map((c) => c.ip),
         ).catch(() => undefined);
       throw failed.reason;
+    }
+    if (staged.outdated) {
+      // Held for nothing now: the owner's next plan (and the pool's owner) must not find them.
+      for (const c of staged.release ?? []) {
+        if (await entries.remove(c).catch(() => false)) view.record(c.ip, undefined);
+      }
+      const which = staged.outdated.map((o) => `${describeEntry(o.ip)} (${o.reason})`).join("; ");
+      throw new IpamError(
+        "POOL_CHANGED",
+        `${which}: planned for ${req.owner} in ${what} earlier (e.g. at preview), and the pool no longer ` +
+          `hands it out, so it was not claimed; ${staged.plan.ips.join(", ")} is held for it now: run the ` +
+          `update again (pulumi preview shows the new plan, pulumi up gets exactly it)`,
+      );
     }
     const lost = staged.lost;
     if (lost) {
@@ -299,13 +327,14 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     skip?: (req: PlanRequest, claims: Claim[]) => boolean,
   ): Promise<Outcome<Plan>[]> => {
     const claims = await claimsFor(reqs[0]?.pool ?? "");
+    const outdated = await Promise.all(reqs.map((req) => outdatedOf(req, claims)));
     const at = Date.now();
     const out: Outcome<Plan>[] = reqs.map(() => ({}));
     const staged: [number, StagedPlan][] = [];
     reqs.forEach((req, i) => {
       if (skip?.(req, claims)) return;
       try {
-        const s = decide(req, claims, at);
+        const s = decide(req, claims, at, outdated[i]!);
         // Taken for the requests after it (a write that loses its race frees it again below).
         for (const w of s.writes) keep(claims, { ...w.fields, ip: w.ip, resourceVersion: "", uid: "" });
         staged.push([i, s]);
@@ -408,7 +437,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const plan = (req: PlanRequest) =>
     retryOnConflict(`planning ${req.owner} in ${what}`, async () => {
       const claims = await claimsFor(req.pool);
-      return commit(req, decide(req, claims, Date.now()), claims);
+      return commit(req, decide(req, claims, Date.now(), await outdatedOf(req, claims)), claims);
     });
 
   return {

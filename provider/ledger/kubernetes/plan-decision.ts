@@ -26,6 +26,13 @@ export interface StagedPlan {
   fresh: boolean;
   /** The owner's earlier hold that another owner took over after it lapsed. */
   lost?: Claim;
+  /**
+   * The owner's holds the pool no longer hands out (see {@link PlanRequest.refuses}), with why:
+   * planned anew instead; the run fails naming them once the new holds are written.
+   */
+  outdated?: { ip: string; reason: string }[];
+  /** The owner's holds to delete once the new ones are written: outdated, or left out of the new plan. */
+  release?: Claim[];
 }
 
 /** Who plans, and how: the stack, the pool as messages name it, and the hold a plan writes. */
@@ -45,9 +52,21 @@ export interface Planning {
  * @throws IpamError IP_UNAVAILABLE (a requested address of another, or of another stack with
  *   `adopt`) and POOL_EXHAUSTED, as {@link planAddresses}.
  */
-export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Planning): StagedPlan {
+export function decidePlan(
+  req: PlanRequest,
+  all: Claim[],
+  at: number,
+  p: Planning,
+  outdated: ReadonlyMap<string, string> = new Map(),
+): StagedPlan {
   const { me, what } = p;
-  const byIp = new Map(claims.map((c) => [c.ip, c]));
+  const byIp = new Map(all.map((c) => [c.ip, c]));
+  // A hold the pool no longer hands out: the owner's holds are planned anew, as if it had none.
+  const ownHolds = all.filter(
+    (c) => ownedBy(c, me, req.owner) && c.state === "hold" && c.resourceVersion !== "",
+  );
+  const stale = ownHolds.some((c) => outdated.has(c.ip)) ? ownHolds : [];
+  const claims = stale.length > 0 ? all.filter((c) => !stale.includes(c)) : all;
   const mine = claims.filter((c) => ownedBy(c, me, req.owner));
   const held = heldPlan(req, mine);
   if (held) {
@@ -108,7 +127,18 @@ export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Pla
   // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
   // run fails naming it once its new holds are written (what the owner's next plan gets).
   const lost = claims.find((c) => tookFrom(c, me, req.owner) && !ips.includes(c.ip));
-  return { plan: { ips, seq }, writes, fresh: true, ...(lost ? { lost } : {}) };
+  const changed = stale.flatMap((c) => {
+    const reason = outdated.get(c.ip);
+    return reason === undefined ? [] : [{ ip: c.ip, reason }];
+  });
+  const release = stale.filter((c) => !ips.includes(c.ip));
+  return {
+    plan: { ips, seq },
+    writes,
+    fresh: true,
+    ...(lost ? { lost } : {}),
+    ...(changed.length > 0 ? { outdated: changed, release } : {}),
+  };
 }
 
 /**

@@ -54,14 +54,14 @@ export async function readSharedPool(
 
 /**
  * The pool a holder's `pool` input describes: resolved from its spec, or (a reference) from the
- * definition stored in its ledger. Failures are under `pool.`.
+ * definition stored in its ledger (with `ownedBy`, the stack that owns it). Failures are under `pool.`.
  */
 export async function resolvePoolRef(
   ref: Record<string, unknown>,
-): Promise<{ pool?: ResolvedPool; failures: Failure[] }> {
+): Promise<{ pool?: ResolvedPool; failures: Failure[]; ownedBy?: string }> {
   if (ref.shared !== true) return resolvePool(ref, "pool.");
   const { shared, failures } = await readSharedPool(ref.ledger, "pool");
-  return shared ? { pool: shared.pool, failures } : { failures };
+  return shared ? { pool: shared.pool, failures, ownedBy: ownerOf(shared.stored) } : { failures };
 }
 
 /** What a reference records of its pool: what its owner decides, so it changes only when the owner acts. */
