@@ -39,6 +39,12 @@ export interface PlanRequest {
    * is not renewed into an address the pool no longer hands out.
    */
   refuses?: (entry: string) => Promise<string | undefined>;
+  /**
+   * The canonical definition the request's pool was read from, where it is another stack's shared
+   * pool (a reference): the holds it writes record it, and are claimed only while the pool's
+   * definition is still that one (the owner changes it under the pool's lock).
+   */
+  definition?: string;
 }
 
 /** Planned addresses and their place in the pool's allocation order. */

@@ -4,6 +4,7 @@ import { AddressSet, IpamError } from "../../allocator";
 import type { Plan, PlanRequest } from "../ledger";
 import { anyTaken, entriesOverlap, entrySpan, takeEntry } from "../held-entry";
 import { heldPlan, planAddresses } from "../planner";
+import { definitionMark } from "./definition-mark";
 import type { CarriedRecord } from "../stack/allocation-record";
 import {
   describeHolder,
@@ -60,6 +61,9 @@ export function decidePlan(
   outdated: ReadonlyMap<string, string> = new Map(),
 ): StagedPlan {
   const { me, what } = p;
+  // A hold of a reference records the definition it was planned under (see definition-mark.ts).
+  const mark = req.definition === undefined ? {} : { definition: definitionMark(req.definition) };
+  const hold = (seq: number): ClaimFields => ({ ...p.hold(req.owner, seq), ...mark });
   const byIp = new Map(all.map((c) => [c.ip, c]));
   // A hold the pool no longer hands out: the owner's holds are planned anew, as if it had none.
   const ownHolds = all.filter(
@@ -74,7 +78,7 @@ export function decidePlan(
     const writes = mine
       .filter((c) => c.state === "hold" && held.ips.includes(c.ip) && c.resourceVersion !== "")
       .map((c) => {
-        const renewed = p.hold(req.owner, c.seq);
+        const renewed = hold(c.seq);
         return {
           ip: c.ip,
           existing: c,
@@ -122,7 +126,7 @@ export function decidePlan(
     // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
     const takenFrom =
       existing && !ownedBy(existing, me, req.owner) ? holderKey(existing, existing.owner) : undefined;
-    writes.push({ ip, existing, fields: { ...p.hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) } });
+    writes.push({ ip, existing, fields: { ...hold(seq), ...(takenFrom ? { takenFrom } : {}) } });
   }
   // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
   // run fails naming it once its new holds are written (what the owner's next plan gets).

@@ -48,7 +48,12 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     return { inputs: news };
   const failures: Failure[] =
     news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");
-  const { pool: wholePool, failures: poolFailures, ownedBy } = await resolvePoolRef(news.pool ?? {});
+  const {
+    pool: wholePool,
+    failures: poolFailures,
+    ownedBy,
+    definition,
+  } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
   // One family of a dual-stack pool: the allocation plans from that range set only.
   const pool = wholePool && poolOfFamily(wholePool, news.family);
@@ -165,6 +170,7 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       adopt: Boolean(news.adopt),
       // A hold planned earlier is renewed only while the pool still hands it out (any family's).
       ...(requested === undefined ? { refuses: holdRefusal(wholePool!, inUse, ownedBy) } : {}),
+      ...(definition === undefined ? {} : { definition }),
     });
     ahead?.planned();
     const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };
