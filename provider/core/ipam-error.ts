@@ -88,6 +88,12 @@
  * - `DRIFT`: the address is not where state says it is (found at refresh or before a change): taken
  *   off its host, moved, or not taken up by the platform. Do: run `pulumi up` to put it back, or
  *   check what the message names (labels, an ExternalIPPool).
+ * - `POOL_CHANGED`: an address or block planned earlier (at a preview, or a check whose hold lapsed)
+ *   is no longer one the shared pool hands out: its owner changed the pool since (an exclusion, a
+ *   reserved address, smaller ranges, a tighter `prefixLengths` rule), or it is now in use outside
+ *   Pulumi; or `create` found the pool's definition changed since its check planned it. The message
+ *   names the address or block, why, and (at a check) what is held instead. Nothing was claimed.
+ *   Do: run the update again (`pulumi preview` shows the new plan; `pulumi up` gets exactly it).
  * - `POOL_IN_USE`: a pool being deleted still has allocations, or a change of its ranges would leave
  *   held addresses outside it. Do: delete or move those allocations first (or keep their addresses
  *   inside the ranges).
@@ -133,6 +139,7 @@ export type IpamErrorCode =
   | "NOT_FOUND"
   | "HOST_UNAVAILABLE"
   | "DRIFT"
+  | "POOL_CHANGED"
   | "POOL_IN_USE"
   | "PROVISIONER_FAILED"
   | "INVALID_STATE"

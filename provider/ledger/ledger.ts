@@ -32,6 +32,19 @@ export interface PlanRequest {
   choose: Chooser;
   /** Take the requested addresses over from whoever holds them (renames, imports of existing IPs). */
   adopt?: boolean;
+  /**
+   * Why the pool as it is now (and what is seen in use outside Pulumi) would not plan `entry` for
+   * this request; undefined when it would. A ledger whose holds outlive a process asks it of each
+   * hold of the owner before renewing it: a hold planned under an earlier definition of the pool
+   * is not renewed into an address the pool no longer hands out.
+   */
+  refuses?: (entry: string) => Promise<string | undefined>;
+  /**
+   * The canonical definition the request's pool was read from, where it is another stack's shared
+   * pool (a reference): the holds it writes record it, and are claimed only while the pool's
+   * definition is still that one (the owner changes it under the pool's lock).
+   */
+  definition?: string;
 }
 
 /** Planned addresses and their place in the pool's allocation order. */
@@ -54,7 +67,8 @@ export interface Ledger {
    * that already planned in this process returns the same plan; an owner that already holds what
    * it asks for in the pool (e.g. from the record of an interrupted create) gets that.
    * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner;
-   *   POOL_EXHAUSTED (from the chooser); LEDGER_UNAVAILABLE; LOCK_TIMEOUT.
+   *   POOL_EXHAUSTED (from the chooser); POOL_CHANGED when a hold the owner had is one the pool no
+   *   longer hands out (see {@link PlanRequest.refuses}); LEDGER_UNAVAILABLE; LOCK_TIMEOUT.
    */
   plan(req: PlanRequest): Promise<Plan>;
   /**

@@ -44,6 +44,11 @@ export interface Claim {
   /** `<stack> <urn>` of the owner whose lapsed hold this object took over, if it did. */
   takenFrom?: string;
   /**
+   * A hold planned from a shared pool's stored definition: that definition's mark (see
+   * definition-mark.ts). The hold is claimed only while the pool's definition is still that one.
+   */
+  definition?: string;
+  /**
    * Set on an object with the pool's labels that is no valid claim but is named as the claim of
    * `ip`: it keeps that address from everyone (its name cannot be created again), and says why.
    */
@@ -296,6 +301,7 @@ export class ClaimStore {
     if (f.nodeId !== undefined) data.nodeId = f.nodeId;
     if (f.refs !== undefined) data.refs = JSON.stringify(f.refs);
     if (f.takenFrom !== undefined) data.takenFrom = f.takenFrom;
+    if (f.state === "hold" && f.definition !== undefined) data.definition = f.definition;
     return {
       apiVersion: "v1",
       kind: "ConfigMap",
@@ -337,6 +343,7 @@ export function parseClaim(cm: k8s.V1ConfigMap): Claim | undefined {
   if (d.instance !== undefined) c.instance = d.instance;
   if (d.nodeId !== undefined) c.nodeId = d.nodeId;
   if (d.takenFrom !== undefined) c.takenFrom = d.takenFrom;
+  if (d.state === "hold" && d.definition !== undefined) c.definition = d.definition;
   if (d.refs !== undefined) {
     try {
       const refs: unknown = JSON.parse(d.refs);

@@ -27,23 +27,11 @@ import { claimView } from "./claim-view";
 import { entryWrites } from "./entry-writes";
 import { MarkerConflict } from "./block-markers";
 import { describeEntry } from "../held-entry";
+import { definitionMark } from "./definition-mark";
+import { ownerOf, PoolDefinitions } from "./pool-definition";
+import type { KubeLedgerConfig } from "./ledger-config";
 
-/** Where a shared pool lives: the pool option `ledger` with durations in milliseconds. */
-export interface KubeLedgerConfig {
-  /** The pool's ledger name: stacks naming the same namespace and name share the pool. */
-  name: string;
-  namespace: string;
-  /** kubeconfig context; default the current one. */
-  context?: string;
-  /** The kubeconfig as a value, instead of the environment's files (see `KubeTarget`). */
-  kubeconfig?: string;
-  /** The cluster the ledger must be on (the `cluster` setting), checked at `check`. */
-  cluster?: string;
-  /** Lease duration (default 10 s). */
-  lockDuration: number;
-  /** How long planning waits for the Lease (default 30 s). */
-  lockAcquireTimeout: number;
-}
+export type { KubeLedgerConfig } from "./ledger-config";
 
 /** Settings of {@link kubeLedger}. */
 export interface KubeLedgerOptions {
@@ -125,6 +113,12 @@ interface Written {
   after: Claim;
 }
 
+/**
+ * A hold that lapses within this long is claimed under the Lease (see `reserve`): the owner's
+ * change of the pool, made under the Lease, may no longer count it.
+ */
+const lapseMargin = 60_000;
+
 /** Default hold lifetime: a preview's addresses stay held this long for the `up` that follows. */
 export const defaultHoldDuration = 15 * 60_000;
 
@@ -140,10 +134,16 @@ export const defaultHoldDuration = 15 * 60_000;
  *   address whatever the Lease says. A hold lapses after `holdDuration` unless its owner plans
  *   again (which renews it); a lapsed hold of another owner is taken over by an update carrying its
  *   resourceVersion. An owner that holds what it asks for gets it again, so `up` gets what
- *   `preview` showed.
+ *   `preview` showed, while the pool still hands it out (`PlanRequest.refuses`): a hold the pool
+ *   no longer has (the owner changed it after the hold lapsed) is planned anew, deleted, and the
+ *   plan fails with POOL_CHANGED naming it and what is held instead.
  * - `reserve` (at `create`) turns the owner's holds into *claims*, or fails naming the stack that
  *   claimed an address in the meantime (never a substitute, never a duplicate). It does not take
  *   the Lease: the Lease orders planning, and a claim is a write preconditioned on what was read.
+ *   Except where a hold of a reference (`PlanRequest.definition`) has lapsed or is about to: the
+ *   pool's owner changes its definition under the Lease after listing the live holders, so such a
+ *   hold is claimed under the Lease, and only while the definition is the one it was planned under
+ *   (else POOL_CHANGED).
  * - `release` deletes the owner's claims, preconditioned on their uid and resourceVersion.
  *
  * `pool` arguments are ignored: the ledger name identifies the pool across stacks. `adopt` takes
@@ -163,6 +163,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     lockAcquireTimeout: cfg.lockAcquireTimeout,
   };
   const what = `pool "${cfg.name}" (namespace "${cfg.namespace}")`;
+  const definitions = new PoolDefinitions(cfg, clients);
   const entries = entryWrites(store, what, (e) => view.record(e, undefined));
   /** The pool in this process's caches: one per server, namespace and name. */
   const poolKey = `${clients.server}\u0000${cfg.namespace}\u0000${cfg.name}`;
@@ -260,7 +261,20 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   };
 
   const planning = { me, what, hold };
-  const decide = (req: PlanRequest, claims: Claim[], at: number) => decidePlan(req, claims, at, planning);
+  const decide = (req: PlanRequest, claims: Claim[], at: number, outdated: ReadonlyMap<string, string>) =>
+    decidePlan(req, claims, at, planning, outdated);
+
+  /**
+   * The owner's holds that the pool as the request sees it no longer hands out, with why: a hold
+   * outlives the definition it was planned under (a preview, then the owner's change, then `up`).
+   */
+  const outdatedOf = async (req: PlanRequest, claims: readonly Claim[]): Promise<Map<string, string>> => {
+    const refuses = req.refuses;
+    if (!refuses) return new Map();
+    const holds = claims.filter((c) => c.state === "hold" && ownedBy(c, me, req.owner));
+    const reasons = await Promise.all(holds.map(async (c) => [c.ip, await refuses(c.ip)] as const));
+    return new Map(reasons.flatMap(([ip, reason]) => (reason === undefined ? [] : [[ip, reason] as const])));
+  };
 
   /** Writes what {@link decidePlan} staged for `req`, in parallel, keeping `claims` current. */
   const commit = async (req: PlanRequest, staged: StagedPlan, claims: Claim[]): Promise<Plan> => {
@@ -276,6 +290,19 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
           written.map((c) => c.ip),
         ).catch(() => undefined);
       throw failed.reason;
+    }
+    if (staged.outdated) {
+      // Held for nothing now: the owner's next plan (and the pool's owner) must not find them.
+      for (const c of staged.release ?? []) {
+        if (await entries.remove(c).catch(() => false)) view.record(c.ip, undefined);
+      }
+      const which = staged.outdated.map((o) => `${describeEntry(o.ip)} (${o.reason})`).join("; ");
+      throw new IpamError(
+        "POOL_CHANGED",
+        `${which}: planned for ${req.owner} in ${what} earlier (e.g. at preview), and the pool no longer ` +
+          `hands it out, so it was not claimed; ${staged.plan.ips.join(", ")} is held for it now: run the ` +
+          `update again (pulumi preview shows the new plan, pulumi up gets exactly it)`,
+      );
     }
     const lost = staged.lost;
     if (lost) {
@@ -299,13 +326,14 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     skip?: (req: PlanRequest, claims: Claim[]) => boolean,
   ): Promise<Outcome<Plan>[]> => {
     const claims = await claimsFor(reqs[0]?.pool ?? "");
+    const outdated = await Promise.all(reqs.map((req) => outdatedOf(req, claims)));
     const at = Date.now();
     const out: Outcome<Plan>[] = reqs.map(() => ({}));
     const staged: [number, StagedPlan][] = [];
     reqs.forEach((req, i) => {
       if (skip?.(req, claims)) return;
       try {
-        const s = decide(req, claims, at);
+        const s = decide(req, claims, at, outdated[i]!);
         // Taken for the requests after it (a write that loses its race frees it again below).
         for (const w of s.writes) keep(claims, { ...w.fields, ip: w.ip, resourceVersion: "", uid: "" });
         staged.push([i, s]);
@@ -385,6 +413,27 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     }
   };
 
+  /**
+   * Refuses to claim `holds` (of `owner`) when the pool's stored definition is no longer the one
+   * they were planned under: the owner changed the pool since (after they lapsed, or while the
+   * check that planned them ran), and what it hands out may not include them.
+   * @throws IpamError POOL_CHANGED naming the entries and the pool's owner.
+   */
+  const sameDefinition = async (owner: string, holds: readonly Claim[]): Promise<void> => {
+    if (holds.length === 0) return;
+    const stored = await definitions.read();
+    const now = stored && definitionMark(stored.definition);
+    const stale = holds.filter((c) => c.definition !== now);
+    if (stale.length === 0) return;
+    const by = stored ? `, which its owner ${ownerOf(stored)} changed since` : ", which is no longer defined";
+    throw new IpamError(
+      "POOL_CHANGED",
+      `${stale.map((c) => describeEntry(c.ip)).join(", ")} in ${what} was planned for ${owner} under an ` +
+        `earlier definition of the pool${by}; nothing was claimed: run the update again (pulumi preview ` +
+        `shows the plan under the pool as it is now, pulumi up gets exactly it)`,
+    );
+  };
+
   /** Puts each claim object this process wrote back as it was before (deleted when there was none). */
   const undo = async (written: Written[]): Promise<void> => {
     for (const { before, after } of written.reverse()) {
@@ -408,7 +457,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
   const plan = (req: PlanRequest) =>
     retryOnConflict(`planning ${req.owner} in ${what}`, async () => {
       const claims = await claimsFor(req.pool);
-      return commit(req, decide(req, claims, Date.now()), claims);
+      return commit(req, decide(req, claims, Date.now(), await outdatedOf(req, claims)), claims);
     });
 
   return {
@@ -445,12 +494,24 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
       if (unreachable) throw unreachable.error;
     },
 
-    // No Lease: the Lease orders planning; a claim is a write preconditioned on what was read.
+    // No Lease, mostly: the Lease orders planning; a claim is a write preconditioned on what was read.
     reserve: (_pool, owner, planned, adopt, instance) =>
       retryOnConflict(`claiming ${planned.ips.join(", ")} for ${owner} in ${what}`, async () => {
         const written: Written[] = [];
-        try {
+        const attempt = async () => {
+          await sameDefinition(owner, marked);
           await claimEach(owner, planned, Boolean(adopt), instance, written);
+        };
+        // Holds planned from the owner's stored definition are claimed only under that definition.
+        // The owner changes it under the Lease, after listing the live holders: a hold that lapses
+        // (or nearly) is not among them, so its claim is made under the Lease too.
+        const found = await Promise.all(planned.ips.map((ip) => store.read(ip)));
+        const marked = found.filter(
+          (c): c is Claim => c?.state === "hold" && c.definition !== undefined && ownedBy(c, me, owner),
+        );
+        try {
+          if (marked.some((c) => c.expires < Date.now() + lapseMargin)) await locked(attempt);
+          else await attempt();
         } catch (e) {
           // Nothing half-claimed stays (a dual-stack pool whose second address went to another):
           // what this attempt wrote goes back to what it was, and the create fails whole.

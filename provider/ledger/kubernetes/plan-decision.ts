@@ -4,6 +4,7 @@ import { AddressSet, IpamError } from "../../allocator";
 import type { Plan, PlanRequest } from "../ledger";
 import { anyTaken, entriesOverlap, entrySpan, takeEntry } from "../held-entry";
 import { heldPlan, planAddresses } from "../planner";
+import { definitionMark } from "./definition-mark";
 import type { CarriedRecord } from "../stack/allocation-record";
 import {
   describeHolder,
@@ -26,6 +27,13 @@ export interface StagedPlan {
   fresh: boolean;
   /** The owner's earlier hold that another owner took over after it lapsed. */
   lost?: Claim;
+  /**
+   * The owner's holds the pool no longer hands out (see {@link PlanRequest.refuses}), with why:
+   * planned anew instead; the run fails naming them once the new holds are written.
+   */
+  outdated?: { ip: string; reason: string }[];
+  /** The owner's holds to delete once the new ones are written: outdated, or left out of the new plan. */
+  release?: Claim[];
 }
 
 /** Who plans, and how: the stack, the pool as messages name it, and the hold a plan writes. */
@@ -45,9 +53,24 @@ export interface Planning {
  * @throws IpamError IP_UNAVAILABLE (a requested address of another, or of another stack with
  *   `adopt`) and POOL_EXHAUSTED, as {@link planAddresses}.
  */
-export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Planning): StagedPlan {
+export function decidePlan(
+  req: PlanRequest,
+  all: Claim[],
+  at: number,
+  p: Planning,
+  outdated: ReadonlyMap<string, string> = new Map(),
+): StagedPlan {
   const { me, what } = p;
-  const byIp = new Map(claims.map((c) => [c.ip, c]));
+  // A hold of a reference records the definition it was planned under (see definition-mark.ts).
+  const mark = req.definition === undefined ? {} : { definition: definitionMark(req.definition) };
+  const hold = (seq: number): ClaimFields => ({ ...p.hold(req.owner, seq), ...mark });
+  const byIp = new Map(all.map((c) => [c.ip, c]));
+  // A hold the pool no longer hands out: the owner's holds are planned anew, as if it had none.
+  const ownHolds = all.filter(
+    (c) => ownedBy(c, me, req.owner) && c.state === "hold" && c.resourceVersion !== "",
+  );
+  const stale = ownHolds.some((c) => outdated.has(c.ip)) ? ownHolds : [];
+  const claims = stale.length > 0 ? all.filter((c) => !stale.includes(c)) : all;
   const mine = claims.filter((c) => ownedBy(c, me, req.owner));
   const held = heldPlan(req, mine);
   if (held) {
@@ -55,7 +78,7 @@ export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Pla
     const writes = mine
       .filter((c) => c.state === "hold" && held.ips.includes(c.ip) && c.resourceVersion !== "")
       .map((c) => {
-        const renewed = p.hold(req.owner, c.seq);
+        const renewed = hold(c.seq);
         return {
           ip: c.ip,
           existing: c,
@@ -103,12 +126,23 @@ export function decidePlan(req: PlanRequest, claims: Claim[], at: number, p: Pla
     // Taking over another owner's lapsed hold: say whose, so that owner's next plan can tell.
     const takenFrom =
       existing && !ownedBy(existing, me, req.owner) ? holderKey(existing, existing.owner) : undefined;
-    writes.push({ ip, existing, fields: { ...p.hold(req.owner, seq), ...(takenFrom ? { takenFrom } : {}) } });
+    writes.push({ ip, existing, fields: { ...hold(seq), ...(takenFrom ? { takenFrom } : {}) } });
   }
   // The owner's earlier hold (the one its preview showed) lapsed and went to another owner: this
   // run fails naming it once its new holds are written (what the owner's next plan gets).
   const lost = claims.find((c) => tookFrom(c, me, req.owner) && !ips.includes(c.ip));
-  return { plan: { ips, seq }, writes, fresh: true, ...(lost ? { lost } : {}) };
+  const changed = stale.flatMap((c) => {
+    const reason = outdated.get(c.ip);
+    return reason === undefined ? [] : [{ ip: c.ip, reason }];
+  });
+  const release = stale.filter((c) => !ips.includes(c.ip));
+  return {
+    plan: { ips, seq },
+    writes,
+    fresh: true,
+    ...(lost ? { lost } : {}),
+    ...(changed.length > 0 ? { outdated: changed, release } : {}),
+  };
 }
 
 /**

@@ -4,7 +4,7 @@ import { IpamError } from "../../core/ipam-error";
 import { kubeClients, type KubeClients } from "../../kube/kube-config";
 import { isAlreadyExists, isConflict, isNotFound } from "../../kube/kube-errors";
 import { poolLabel, poolObjectName, roleLabel, roles } from "./claim-names";
-import type { KubeLedgerConfig } from "./kube-ledger";
+import type { KubeLedgerConfig } from "./ledger-config";
 import { ledgerUnavailable } from "./ledger-unavailable";
 import { ClaimStore } from "./claim-store";
 import { backfillMarkers } from "./marker-backfill";

@@ -33,6 +33,7 @@ import { adoptedAddress, describeAddress } from "../pool/adopted-address";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
 import { adoptHint } from "../../ledger/planner";
 import { madeByEgressIp } from "../../core/resource-types";
+import { holdRefusal } from "../pool/hold-refusal";
 
 /** The outputs an allocation shows for its addresses (also returned by `check`, so preview shows them). */
 function addressOutputs(pool: ResolvedPool, record: AllocationRecord) {
@@ -54,7 +55,12 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
     return { inputs: news };
   const failures: Failure[] =
     news.observeWith == null ? [] : provisionerFailures(news.observeWith, "observeWith");
-  const { pool: wholePool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
+  const {
+    pool: wholePool,
+    failures: poolFailures,
+    ownedBy,
+    definition,
+  } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
   // One family of a dual-stack pool: the allocation plans from that range set only.
   const pool = wholePool && poolOfFamily(wholePool, news.family);
@@ -180,6 +186,9 @@ async function checkAllocation(olds: Props, checked: Props): Promise<pulumi.dyna
       ...(news.family ? { family: news.family } : {}),
       choose: poolChooser(pool, inUse),
       adopt: Boolean(news.adopt),
+      // A hold planned earlier is renewed only while the pool still hands it out (any family's).
+      ...(requested === undefined ? { refuses: holdRefusal(wholePool!, inUse, ownedBy) } : {}),
+      ...(definition === undefined ? {} : { definition }),
     });
     ahead?.planned();
     const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };

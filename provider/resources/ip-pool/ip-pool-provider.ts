@@ -213,9 +213,7 @@ export const ipPoolProvider: ProviderImpl = {
     const { pool, failures } = resolvePool(poolSpecOf(news));
     if (!pool)
       throw new IpamError(failures[0]!.code, failures.map((f) => `${f.property}: ${f.reason}`).join("; "));
-    const lost = await stranded(news, pool);
-    if (lost.length > 0) throw new IpamError("POOL_IN_USE", strandFailure(lost).reason);
-    const standing = await writeDefinition(news, pool);
+    const standing = await writeDefinition(news, pool, true);
     return { outs: { ...outputsOf(news, pool), ...(standing ? { ownedBy: standing.ownedBy } : {}) } };
   },
 
@@ -282,16 +280,26 @@ function strandFailure(lost: string[]): Failure {
 
 /**
  * Writes a shared pool's definition at `up` (create, update): a definition that would leave any
- * stack's holder outside the pool is refused first (a pool re-created, or one taking ownership,
- * with another definition than the stored one).
+ * stack's holder outside the pool is refused first (at every update with `always`; at a create when
+ * the pool is re-created, or taken over, with another definition than the stored one). For a shared
+ * pool the list of holders and the write are made under the pool's Lease, under which tenants write
+ * their holds and claim the holds that lapse: none is written in between, so none is missed.
  */
-async function writeDefinition(props: Props, pool: ResolvedPool): Promise<Standing | undefined> {
-  const decided = await agreeDefinition(props, pool, true);
-  if (decided?.redefines) {
-    const lost = await stranded(props, pool);
-    if (lost.length > 0) throw new IpamError("POOL_IN_USE", strandFailure(lost).reason);
-  }
-  return agreeDefinition(props, pool);
+async function writeDefinition(
+  props: Props,
+  pool: ResolvedPool,
+  always = false,
+): Promise<Standing | undefined> {
+  const write = async () => {
+    const decided = await agreeDefinition(props, pool, true);
+    if (always || decided?.redefines) {
+      const lost = await stranded(props, pool);
+      if (lost.length > 0) throw new IpamError("POOL_IN_USE", strandFailure(lost).reason);
+    }
+    return agreeDefinition(props, pool);
+  };
+  const shared = sharedLedgerFor(props, props.ledger, `IpPool ${String(props.poolId)} (definition)`);
+  return shared ? shared.withPoolLock(write) : write();
 }
 
 /**

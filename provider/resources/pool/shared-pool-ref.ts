@@ -54,14 +54,17 @@ export async function readSharedPool(
 
 /**
  * The pool a holder's `pool` input describes: resolved from its spec, or (a reference) from the
- * definition stored in its ledger. Failures are under `pool.`.
+ * definition stored in its ledger (with `ownedBy`, the stack that owns it, and that `definition` as
+ * stored, which the holds planned from it record). Failures are under `pool.`.
  */
 export async function resolvePoolRef(
   ref: Record<string, unknown>,
-): Promise<{ pool?: ResolvedPool; failures: Failure[] }> {
+): Promise<{ pool?: ResolvedPool; failures: Failure[]; ownedBy?: string; definition?: string }> {
   if (ref.shared !== true) return resolvePool(ref, "pool.");
   const { shared, failures } = await readSharedPool(ref.ledger, "pool");
-  return shared ? { pool: shared.pool, failures } : { failures };
+  if (!shared) return { failures };
+  const { definition } = shared.stored;
+  return { pool: shared.pool, failures, ownedBy: ownerOf(shared.stored), definition };
 }
 
 /** What a reference records of its pool: what its owner decides, so it changes only when the owner acts. */

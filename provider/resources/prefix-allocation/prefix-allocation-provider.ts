@@ -21,6 +21,7 @@ import { holderLifecycle } from "../ip-allocation/ip-allocation-provider";
 import { isBlock } from "../../ledger/held-entry";
 import { stackResources } from "../../ledger/stack/stack-ledger";
 import { childPoolHolders } from "./child-pools";
+import { holdRefusal } from "../pool/hold-refusal";
 
 /** The outputs a block holder shows (also returned by `check`, so preview shows them). */
 function blockOutputs(record: AllocationRecord) {
@@ -33,7 +34,7 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
   if (malformed.length > 0) return { inputs: news, failures: malformed };
   if ([news.pool, news.cidr, news.prefixLength, news.adopt].some(hasUnknown)) return { inputs: news };
   const failures: Failure[] = [];
-  const { pool, failures: poolFailures } = await resolvePoolRef(news.pool ?? {});
+  const { pool, failures: poolFailures, ownedBy, definition } = await resolvePoolRef(news.pool ?? {});
   failures.push(...poolFailures);
   if (typeof news.stack !== "string" || typeof news.owner !== "string" || typeof news.pool?.id !== "string") {
     failures.push(
@@ -142,6 +143,9 @@ async function checkBlock(olds: Props, checked: Props): Promise<pulumi.dynamic.C
       prefixLength: length,
       choose: blockChooser(pool, length),
       adopt: Boolean(news.adopt),
+      // A block held since an earlier plan is renewed only while the pool still hands it out.
+      ...(requested === undefined ? { refuses: holdRefusal(pool, [], ownedBy) } : {}),
+      ...(definition === undefined ? {} : { definition }),
     });
     ahead?.planned();
     const record = { pool: poolId, owner: news.owner, ips: plan.ips, seq: plan.seq };

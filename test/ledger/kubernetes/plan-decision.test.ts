@@ -88,6 +88,42 @@ describe("decidePlan", () => {
     ).toThrow(message);
   });
 
+  it("plans anew for an owner whose hold the pool no longer hands out, naming it and releasing the old hold", () => {
+    // Planned at preview from 10.9.0.0/29; the owner excluded 10.9.0.2 since (issue #56).
+    const held = claim("10.9.0.2", "web", { state: "hold", expires: now - 1 });
+    const now2 = poolChooser(
+      resolvePool({ ranges: [{ subnet: "10.9.0.0/29" }], exclude: ["10.9.0.2"] }).pool!,
+    );
+    const staged = decidePlan(
+      { pool: "p", owner: urn("web"), count: 1, choose: now2 },
+      [held],
+      now,
+      planning,
+      new Map([["10.9.0.2", "10.9.0.2 is excluded"]]),
+    );
+    expect(staged.plan.ips).toEqual(["10.9.0.3"]);
+    expect(staged.fresh).toBe(true);
+    expect(staged.outdated).toEqual([{ ip: "10.9.0.2", reason: "10.9.0.2 is excluded" }]);
+    expect(staged.release).toEqual([held]);
+    expect(staged.writes.map((w) => [w.ip, w.existing, w.fields.state])).toEqual([
+      ["10.9.0.3", undefined, "hold"],
+    ]);
+  });
+
+  it("never weakens the owner's claim because of what the pool says now: only holds are planned anew", () => {
+    const claimed = claim("10.9.0.2", "web");
+    const staged = decidePlan(
+      { pool: "p", owner: urn("web"), count: 1, choose },
+      [claimed],
+      now,
+      planning,
+      new Map([["10.9.0.2", "10.9.0.2 is excluded"]]),
+    );
+    expect(staged.plan.ips).toEqual(["10.9.0.2"]);
+    expect(staged.outdated).toBeUndefined();
+    expect(staged.writes).toEqual([]);
+  });
+
   it("renews the owner's holds, and writes nothing for a hold not yet written (no resourceVersion)", () => {
     const held = claim("10.9.0.3", "web", { state: "hold", expires: now + 5 });
     const staged = decidePlan({ pool: "p", owner: urn("web"), count: 1, choose }, [held], now, planning);
