@@ -61,7 +61,7 @@ function warningsAbout(object: KubeObject | undefined, warnings: PlatformWarning
   return [...new Set(texts)].slice(0, 3);
 }
 
-/** `; the platform's Warning events: …` or nothing. */
+/** `; Warning events: …` or nothing. */
 function warningText(texts: string[]): string {
   return texts.length > 0 ? `; Warning events: ${texts.join("; ")}` : "";
 }
