@@ -29,9 +29,10 @@ const writer = new k8s.core.v1.ServiceAccount(
   platform,
 );
 const roles: Record<string, k8s.types.input.rbac.v1.PolicyRule[]> = {
-  // Every kind: the eligible Nodes and the cluster's egress addresses, whoever wrote them.
+  // Every kind: the eligible Nodes and the cluster's egress addresses, whoever wrote them; ovn:
+  // ovnkube's Warning events, which say why it placed an address nowhere.
   observe: [
-    { apiGroups: [""], resources: ["nodes"], verbs: ["list"] },
+    { apiGroups: [""], resources: ["nodes", "events"], verbs: ["list"] },
     { apiGroups: ["network.openshift.io"], resources: ["hostsubnets", "netnamespaces"], verbs: ["list"] },
     { apiGroups: ["k8s.ovn.org"], resources: ["egressips"], verbs: ["list"] },
     { apiGroups: ["cloud.network.openshift.io"], resources: ["cloudprivateipconfigs"], verbs: ["list"] },

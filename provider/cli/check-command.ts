@@ -11,9 +11,11 @@ import { CliError, exitCodes } from "./cli-error";
 import {
   findDrift,
   inUseByOthers,
+  platformReports,
   publicAddresses,
   type Finding,
   type OtherUse,
+  type PlatformReport,
   type PublicAddress,
   type StatePlacement,
 } from "./drift";
@@ -56,6 +58,12 @@ export interface CheckResult {
   others: OtherUse[];
   /** The public address each of the stack's addresses leaves from, where it has one (aws: its Elastic IP). */
   publicAddresses: PublicAddress[];
+  /**
+   * What the platform itself reports about each of the stack's addresses, for kinds whose platform
+   * writes a status (ovn, antrea, ocp-dynamic): placed on a node, not placed (a finding `unplaced`),
+   * or not confirmed (nothing reported yet: no finding).
+   */
+  platform: PlatformReport[];
   /**
    * The stack's addresses whose provisioner was not asked (skipped: its kind cannot list its hosts,
    * or it could not be set up), in address order: nothing was compared for them, so no finding
@@ -136,6 +144,7 @@ export async function checkStack(
     findings: [],
     others: [],
     publicAddresses: [],
+    platform: [],
     unchecked: [],
   };
   for (const [key, placed] of byConfig) {
@@ -188,6 +197,7 @@ export async function checkStack(
       result.findings.push(...findDrift(input).map((f) => (side ? { ...f, side } : f)));
       result.others.push(...inUseByOthers(input));
       result.publicAddresses.push(...publicAddresses(input));
+      result.platform.push(...platformReports(input));
     };
     const seen = await ask(`the ${describe(config)} provisioner`, subnets, progress, (s) =>
       provisioner.placements!(s, signal),
@@ -213,6 +223,9 @@ export async function checkStack(
     (a, b) => compareEntries(a.ip, b.ip) || a.host.localeCompare(b.host),
   );
   result.publicAddresses.sort((a, b) => compareEntries(a.ip, b.ip));
+  result.platform = unique(result.platform, (r) => `${r.ip} ${r.urn}`).sort((a, b) =>
+    compareEntries(a.ip, b.ip),
+  );
   result.unchecked = [...new Set(result.unchecked)].sort(compareEntries);
   return result;
 }

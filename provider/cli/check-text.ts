@@ -1,7 +1,7 @@
 import { codedMessage } from "../core/ipam-error";
 import { terminalSafe } from "../core/text";
 import { cloudOf, describe, type CheckResult } from "./check-command";
-import type { Finding } from "./drift";
+import type { Finding, PlatformReport } from "./drift";
 import type { Style } from "./style";
 
 const headings = {
@@ -9,6 +9,7 @@ const headings = {
   missing: "in state, on no host",
   misplaced: "on another host than state says",
   unassociated: "on its host, not leaving from the public address its settings give it",
+  unplaced: "where state says, but the platform reports it on no node",
 } as const;
 
 /**
@@ -35,7 +36,19 @@ export function checkText(result: CheckResult, style: Style): string {
       out.push(terminalSafe(`  ${a.ip}  public ${a.publicIp}${id}  on ${a.host}`));
     }
   }
-  const kinds = ["leaked", "missing", "misplaced", ...(publicSide ? ["unassociated" as const] : [])] as const;
+  // The platform's own report, for kinds whose platform writes one (ovn, antrea, ocp-dynamic).
+  if (result.platform.length > 0) {
+    out.push("", `the platform's own status of the stack's addresses: ${result.platform.length}`);
+    for (const r of result.platform) out.push(terminalSafe(`  ${r.ip}  on ${r.host}: ${platformText(r)}`));
+  }
+  const unplaced = result.findings.some((f) => f.kind === "unplaced");
+  const kinds = [
+    "leaked",
+    "missing",
+    "misplaced",
+    ...(publicSide ? ["unassociated" as const] : []),
+    ...(unplaced ? ["unplaced" as const] : []),
+  ] as const;
   for (const kind of kinds) {
     const list = result.findings.filter((f) => f.kind === kind);
     out.push("", style.paint(`${kind} (${headings[kind]}): ${list.length}`, list.length > 0 ? "1;31" : "32"));
@@ -45,13 +58,14 @@ export function checkText(result: CheckResult, style: Style): string {
           ? `on ${f.actualHost}`
           : kind === "missing"
             ? `state: on ${f.expectedHost}`
-            : kind === "unassociated"
+            : kind === "unassociated" || kind === "unplaced"
               ? `on ${f.expectedHost}: ${f.reason}`
               : `state: on ${f.expectedHost}, really on ${f.actualHost}${heldBy(f)}`;
       // Hosts, URNs and the commands built from them come from state and the platform.
       const side = f.side ? "cloud side: " : "";
       out.push(terminalSafe(`  ${f.ip}  ${side}${where}${f.urn ? `  (${f.urn})` : ""}`));
       if (f.heldBy) out.push(`    ${notOurs}`);
+      if (kind === "unplaced") out.push(`    ${platformSide}`);
       f.fix.forEach((cmd, i) => out.push(`    ${i === 0 ? "fix:" : "then"} ${terminalSafe(cmd)}`));
     }
   }
@@ -71,6 +85,18 @@ export function checkText(result: CheckResult, style: Style): string {
   return out.join("\n");
 }
 
+/** What to do about an address the platform reports on no node. */
+const platformSide =
+  "nothing for pulumi to change: make the platform able to place it (the reason above says what it lacks); " +
+  "pulumi refresh then finds it placed";
+
+/** One line of the platform's own status of an address. */
+function platformText(r: PlatformReport): string {
+  if (r.state === "placed") return `placed by the platform on node ${r.node}`;
+  if (r.state === "unplaced") return `not placed by the platform: ${r.why}`;
+  return `not confirmed by the platform: ${r.why}; no drift (pulumi refresh reports it once the platform says otherwise)`;
+}
+
 /** What to do about a misplaced address whose record where it is now is not the stack's. */
 const notOurs =
   "nothing is taken off: once its holder frees it, pulumi refresh and pulumi up place it again; or give it up: " +
@@ -86,7 +112,7 @@ function heldBy(f: Finding): string {
 /** The last line: the findings, and what was not checked (so "no drift" only when everything was). */
 function summary(result: CheckResult): string {
   const n = result.findings.length;
-  const found = `${n} finding${n === 1 ? "" : "s"}: run the fix commands above`;
+  const found = `${n} finding${n === 1 ? "" : "s"}: ${result.findings.every((f) => f.kind === "unplaced") ? "see above" : "run the fix commands above"}`;
   const u = result.unchecked.length;
   if (u === 0) return n === 0 ? "no drift: the hosts carry what state says" : found;
   const skipped = result.provisioners

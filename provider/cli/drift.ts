@@ -1,6 +1,6 @@
 import { shellCommand } from "../core/text";
 import { parseAddress } from "../allocator/address";
-import type { Placement } from "../provisioners/egress-ip-provisioner";
+import type { Placement, PlatformStatus } from "../provisioners/egress-ip-provisioner";
 
 /** An address placed by an EgressIpAssignment, as state records it. */
 export interface StatePlacement {
@@ -16,9 +16,10 @@ export interface Finding {
   /**
    * `leaked`, `missing`, `misplaced` (see {@link findDrift}), or `unassociated`: on its host, but
    * not leaving from the public address its settings give it (aws: its Elastic IP missing or
-   * associated elsewhere).
+   * associated elsewhere); `unplaced`: listed where state says, but the platform reports it put it on
+   * no node (see {@link Placement.platform}; `reason` says what it said).
    */
-  kind: "leaked" | "missing" | "misplaced" | "unassociated";
+  kind: "leaked" | "missing" | "misplaced" | "unassociated" | "unplaced";
   ip: string;
   /** Where state says it is (missing, misplaced). */
   expectedHost?: string;
@@ -26,7 +27,7 @@ export interface Finding {
   actualHost?: string;
   /** The EgressIpAssignment that holds it in state (missing, misplaced, unassociated). */
   urn?: string;
-  /** What is wrong with its public side (unassociated), as the provisioner says it. */
+  /** What is wrong with its public side (unassociated), or why the platform did not place it (unplaced), as the provisioner says it. */
   reason?: string;
   /**
    * Misplaced on a host where the owner record does not name this stack (a VPC CNI pod has it,
@@ -95,7 +96,8 @@ const isWhereStateSays = (s: StatePlacement) => (p: Placement) =>
  * has not placed yet is where state says; one whose owner record there is not this stack's is
  * {@link Finding.heldBy} others, with no removal; one an interrupted move of its own assignment
  * left there is fixed by refresh and up alone), **unassociated** (where state says, with a
- * {@link Placement.publicProblem}: `pulumi refresh` records it, `pulumi up` associates it again).
+ * {@link Placement.publicProblem}: `pulumi refresh` records it, `pulumi up` associates it again),
+ * **unplaced** (where state says, but the platform reports it on no node: no command fixes it).
  * Findings come in address order, each with its fix. What is on a host, in a pool and nobody's in
  * state but not this stack's is {@link inUseByOthers}.
  */
@@ -116,6 +118,18 @@ export function findDrift(input: DriftInput): Finding[] {
       continue;
     }
     const isExpected = isWhereStateSays(s);
+    // The platform's own word that it put the address on no node: nothing pulumi writes fixes that.
+    const unplaced = where.find((p) => isExpected(p) && p.platform?.state === "unplaced");
+    if (unplaced) {
+      findings.push({
+        kind: "unplaced",
+        ip: s.ip,
+        expectedHost: s.host,
+        urn: s.urn,
+        reason: unplaced.platform!.why ?? "",
+        fix: [],
+      });
+    }
     const expected = where.find((p) => isExpected(p) && p.publicProblem !== undefined);
     if (expected) {
       findings.push({
@@ -174,6 +188,29 @@ export function publicAddresses(input: Pick<DriftInput, "placed" | "seen">): Pub
           urn: s.urn,
         },
       ];
+    })
+    .sort((a, b) => compare(a.ip, b.ip));
+}
+
+/** What the platform itself reports about one of the stack's addresses; see {@link platformReports}. */
+export interface PlatformReport extends PlatformStatus {
+  ip: string;
+  /** Where state says it is. */
+  host: string;
+  /** URN of the EgressIpAssignment. */
+  urn: string;
+}
+
+/**
+ * What the platform reports about each of the stack's addresses listed where state says (placed on
+ * a node, not placed and why, or nothing reported yet), for kinds whose platform reports (see
+ * {@link Placement.platform}), in address order.
+ */
+export function platformReports(input: Pick<DriftInput, "placed" | "seen">): PlatformReport[] {
+  return input.placed
+    .flatMap((s) => {
+      const p = input.seen.find((p) => p.ip === s.ip && p.platform !== undefined && isWhereStateSays(s)(p));
+      return p ? [{ ip: s.ip, host: s.host, urn: s.urn, ...p.platform! }] : [];
     })
     .sort((a, b) => compare(a.ip, b.ip));
 }

@@ -52,6 +52,27 @@ export interface Placement {
    * from there: disassociated by hand).
    */
   publicFix?: string;
+  /**
+   * What the platform itself reports about the address (ovn: the EgressIP's `status.items` and
+   * ovnkube's Warning events; antrea: the Egress's `status`; ocp-dynamic: the HostSubnet the SDN
+   * master put it on), where the kind has such a report; absent for a kind whose objects are all
+   * this package's writing (ocp-static, cilium, aws).
+   */
+  platform?: PlatformStatus;
+}
+
+/**
+ * What a platform reports about one address: `placed` on `node`; `unplaced`: it reported, and not
+ * this address on a node (`why`: its own words, and what to check); `unreported`: it wrote nothing
+ * about it (its controller has not acted on it yet, or is not running): not drift, only not
+ * confirmed.
+ */
+export interface PlatformStatus {
+  state: "placed" | "unplaced" | "unreported";
+  /** The node the platform put it on (`placed`). */
+  node?: string;
+  /** Why it is not placed, or why nothing is known (`unplaced`, `unreported`). */
+  why?: string;
 }
 
 /** An address a cluster already gives a namespace; see {@link EgressIPProvisioner.namespaceAddresses}. */

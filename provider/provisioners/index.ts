@@ -7,7 +7,7 @@
  * Kubernetes client is loaded when the first one talks to the cluster.
  * @packageDocumentation
  */
-export type { EgressIPProvisioner, Placement } from "./egress-ip-provisioner";
+export type { EgressIPProvisioner, Placement, PlatformStatus } from "./egress-ip-provisioner";
 export {
   provisionerConfigProblems,
   provisionerKinds,

@@ -29,6 +29,7 @@ const result = (provisioners: ProvisionerCheck[], findings: Finding[], unchecked
   findings,
   others: [],
   publicAddresses: [],
+  platform: [],
   unchecked,
 });
 const lastLine = (r: CheckResult) => checkText(r, plain).split("\n").at(-1);
@@ -72,5 +73,50 @@ describe("check's last line", () => {
       "provisioner none: not checked: the none provisioner cannot list what is on its hosts",
       "provisioner ovn (context prod): not checked: [INVALID_CONFIG] no kubeconfig found (looked in /root/.kube/config); set KUBECONFIG …",
     ]);
+  });
+});
+
+describe("check's report of the platform's own status", () => {
+  const unplaced: Finding = {
+    kind: "unplaced",
+    ip: "10.0.8.11",
+    expectedHost: "node-b",
+    urn: "urn:b",
+    reason: "status.items: none",
+    fix: [],
+  };
+  const r: CheckResult = {
+    ...result([asked], [unplaced], []),
+    platform: [
+      { ip: "10.0.8.10", host: "node-a", urn: "urn:a", state: "placed", node: "node-a" },
+      { ip: "10.0.8.11", host: "node-b", urn: "urn:b", state: "unplaced", why: "status.items: none" },
+      { ip: "10.0.8.12", host: "node-c", urn: "urn:c", state: "unreported", why: "no status.items yet" },
+    ],
+  };
+
+  it("lists each address as placed, not placed or not confirmed, and the unplaced finding without a command", () => {
+    const text = checkText(r, plain);
+    expect(text).toContain(
+      [
+        "the platform's own status of the stack's addresses: 3",
+        "  10.0.8.10  on node-a: placed by the platform on node node-a",
+        "  10.0.8.11  on node-b: not placed by the platform: status.items: none",
+        "  10.0.8.12  on node-c: not confirmed by the platform: no status.items yet; no drift (pulumi refresh reports it once the platform says otherwise)",
+      ].join("\n"),
+    );
+    expect(text).toContain(
+      [
+        "unplaced (where state says, but the platform reports it on no node): 1",
+        "  10.0.8.11  on node-b: status.items: none  (urn:b)",
+        "    nothing for pulumi to change: make the platform able to place it (the reason above says what it lacks); pulumi refresh then finds it placed",
+      ].join("\n"),
+    );
+    expect(lastLine(r)).toBe("1 finding: see above");
+  });
+
+  it("leaves both sections out when there is nothing to say", () => {
+    const text = checkText(result([asked], [], []), plain);
+    expect(text).not.toContain("the platform's own status");
+    expect(text).not.toContain("unplaced");
   });
 });

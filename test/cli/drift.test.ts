@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import {
   findDrift,
   inUseByOthers,
+  platformReports,
   publicAddresses,
   type Finding,
   type OtherUse,
@@ -32,6 +33,30 @@ describe("findDrift", () => {
       "a host named by its DNS name in state matches its alias",
       [state("10.0.1.4", "ip-10-0-1-200.ec2.internal")],
       [on("10.0.1.4", "i-a", { aliases: ["ip-10-0-1-200.ec2.internal"] })],
+      [],
+    ],
+    [
+      "unplaced: listed, but the platform reports it on no node (its reason, no command)",
+      [state("10.0.1.4", "node-a")],
+      [
+        on("10.0.1.4", "(not placed yet)", {
+          awaitingHost: true,
+          platformPlaced: true,
+          platform: { state: "unplaced", why: "status.items: none" },
+        }),
+      ],
+      [{ kind: "unplaced", ip: "10.0.1.4", expectedHost: "node-a", reason: "status.items: none", fix: [] }],
+    ],
+    [
+      "not confirmed by the platform (no status yet): no drift",
+      [state("10.0.1.4", "node-a")],
+      [
+        on("10.0.1.4", "(not placed yet)", {
+          awaitingHost: true,
+          platformPlaced: true,
+          platform: { state: "unreported", why: "no status.items" },
+        }),
+      ],
       [],
     ],
     [
@@ -262,6 +287,27 @@ describe("publicAddresses", () => {
     expect(publicAddresses({ placed, seen })).toEqual([
       { ip: "10.0.1.4", host: "i-a", publicIp: "198.51.100.1", publicId: "eipalloc-1", urn: "urn:10.0.1.4" },
       { ip: "10.0.1.20", host: "i-a", publicIp: "198.51.100.2", urn: "urn:10.0.1.20" },
+    ]);
+  });
+});
+
+describe("platformReports", () => {
+  it("lists what the platform says of each stated address where state says it is, in address order", () => {
+    const placed = [state("10.0.1.20", "node-a"), state("10.0.1.4", "node-a"), state("10.0.1.5", "node-a")];
+    const seen = [
+      on("10.0.1.20", "(not placed yet)", {
+        awaitingHost: true,
+        platform: { state: "unreported", why: "none yet" },
+      }),
+      on("10.0.1.4", "node-a", { platform: { state: "placed", node: "node-a" } }),
+      // On another host: misplaced, reported by findDrift; no report of the platform here.
+      on("10.0.1.5", "node-b", { platform: { state: "placed", node: "node-b" } }),
+      // No report of the kind (ocp-static): nothing listed.
+      on("10.0.1.30", "node-a"),
+    ];
+    expect(platformReports({ placed, seen })).toEqual([
+      { ip: "10.0.1.4", host: "node-a", urn: "urn:10.0.1.4", state: "placed", node: "node-a" },
+      { ip: "10.0.1.20", host: "node-a", urn: "urn:10.0.1.20", state: "unreported", why: "none yet" },
     ]);
   });
 });

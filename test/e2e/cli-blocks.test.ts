@@ -198,6 +198,7 @@ describe("pulumi-egress-ipam report and check, on a stack holding blocks", () =>
       findings: [],
       others: [],
       publicAddresses: [],
+      platform: [],
       unchecked: [],
       drift: false,
     });

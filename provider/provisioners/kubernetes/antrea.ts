@@ -26,6 +26,7 @@ import {
 import { adoptedForAnnotation, namespaceNameLabel } from "./ovn";
 import { isManaged, managedBy } from "./managed-by";
 import { shellCommand } from "../../core/text";
+import { antreaPlatformStatus } from "./platform-status";
 import {
   adoptedEgress,
   antreaAddresses,
@@ -322,19 +323,22 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         );
       }
       refuseTakenOver(readOwners(object, [ip]), ip, owner, `Egress ${objectName}`);
-      if (!egress!.node) {
+      // No status at all: Antrea has not reported yet, which is not drift (see platform-status.ts).
+      const status = antreaPlatformStatus(object!, ip);
+      if (status.state === "unreported") return;
+      if (status.state === "unplaced") {
         throw new IpamError(
           "DRIFT",
-          `Antrea has not put egress IP ${ip} on any node (Egress ${objectName} has no status.egressNode); ` +
+          `Antrea has not put egress IP ${ip} on any node (Egress ${objectName}: ${status.why}); ` +
             (config.externalIPPool
               ? `check that ExternalIPPool ${config.externalIPPool} holds ${ip} and selects Nodes of its failure domain`
               : `without externalIPPool the address must be configured on a Node's interface`),
         );
       }
-      if (egress!.node !== host) {
+      if (status.node !== host) {
         throw new IpamError(
           "DRIFT",
-          `Antrea put egress IP ${ip} on node ${egress!.node}, not ${host}; run pulumi up to record it`,
+          `Antrea put egress IP ${ip} on node ${status.node}, not ${host}; run pulumi up to record it`,
         );
       }
     },
@@ -379,15 +383,17 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
  */
 async function antreaPlacements(config: AntreaProvisionerConfig, cidrs: string[]): Promise<Placement[]> {
   const { kube } = plannerFor(config);
-  const egresses = (await listObjects(kube, api.antrea, "Egress")).map(readAntreaEgress);
+  const objects = await listObjects(kube, api.antrea, "Egress");
+  const egresses = objects.map(readAntreaEgress);
   const inside = new Set(
     addressesWithin(
       egresses.flatMap((e) => (e.ip ? [e.ip] : [])),
       cidrs,
     ),
   );
-  return egresses.flatMap((e): Placement[] => {
+  return egresses.flatMap((e, i): Placement[] => {
     if (!e.ip || !inside.has(e.ip)) return [];
+    const raw = objects[i]!;
     const removeCommand = shellCommand(
       "kubectl",
       "--context",
@@ -404,6 +410,7 @@ async function antreaPlacements(config: AntreaProvisionerConfig, cidrs: string[]
         ip: e.ip,
         ...(e.node ? { host: e.node } : { host: "(not placed yet)", awaitingHost: true }),
         platformPlaced: true,
+        platform: antreaPlatformStatus(raw, e.ip),
         removeCommand,
         ...(owners ? { owners } : {}),
       },

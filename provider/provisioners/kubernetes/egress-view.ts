@@ -51,7 +51,7 @@ export interface OvnEgressIp {
   podSelector?: LabelSelector;
   /** Its annotations. */
   annotations: Record<string, string>;
-  /** `status.items` as ovnkube wrote them (undefined when there is no status). */
+  /** `status.items` as ovnkube wrote them (empty for a status without items; undefined when there is no status). */
   status?: { node: string; egressIP: string }[];
 }
 
@@ -91,10 +91,13 @@ export function readOvnEgressIp(obj: KubeObject): OvnEgressIp {
     namespaceSelector?: LabelSelector;
     podSelector?: LabelSelector;
   };
+  // A status written without items (null: ovnkube's empty list) is a report that places nothing.
   const status = (obj.status ?? undefined) as { items?: unknown } | undefined;
   const items = Array.isArray(status?.items)
     ? (status.items as { node?: unknown; egressIP?: unknown }[])
-    : undefined;
+    : status && typeof status === "object"
+      ? []
+      : undefined;
   return {
     name: obj.metadata?.name ?? "",
     labels: obj.metadata?.labels ?? {},

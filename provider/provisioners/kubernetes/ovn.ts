@@ -13,6 +13,7 @@ import {
   type EgressView,
 } from "./egress-view";
 import { egressIpPlacements } from "./placements";
+import { ovnPlatformStatus, platformWarnings } from "./platform-status";
 import { plannerFor, type AddressGroup, type AddressLocations, type NodePlanner } from "./node-planner";
 import type { OvnProvisionerConfig } from "./kube-provisioner-config";
 import type { AdoptPresent, InstanceSettings } from "../egress-ip-provisioner";
@@ -410,20 +411,24 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
       }
       const raw = await readObject(kube, egressIpRef(objectName));
       refuseTakenOver(readOwners(raw, object.ips), ip, owner, `EgressIP ${objectName}`);
-      if (!object.status) return;
-      const item = object.status.find((s) => s.egressIP === ip);
-      if (!item) {
-        const items = object.status.map((s) => `${s.egressIP} on ${s.node}`).join(", ") || "none";
+      // Events are read only for an address the status does not place (they only explain).
+      const placed = object.status?.find((s) => s.egressIP === ip);
+      const status = placed
+        ? { state: "placed" as const, node: placed.node }
+        : ovnPlatformStatus(object, raw, ip, await platformWarnings(kube, "EgressIP", objectName));
+      // No status at all: ovnkube has not reported yet, which is not drift (see platform-status.ts).
+      if (status.state === "unreported") return;
+      if (status.state === "unplaced") {
         throw new IpamError(
           "DRIFT",
-          `OVN-Kubernetes has not assigned egress IP ${ip} to any node (status.items: ${items}); ` +
+          `OVN-Kubernetes has not assigned egress IP ${ip} to any node (${status.why}); ` +
             `check that Nodes of its failure domain are labelled ${egressAssignableLabel} and that ${ip} is in their subnet`,
         );
       }
-      if (item.node !== host) {
+      if (status.node !== host) {
         throw new IpamError(
           "DRIFT",
-          `OVN-Kubernetes assigned egress IP ${ip} to node ${item.node}, not ${host}; run pulumi up to record it`,
+          `OVN-Kubernetes assigned egress IP ${ip} to node ${status.node}, not ${host}; run pulumi up to record it`,
         );
       }
     },

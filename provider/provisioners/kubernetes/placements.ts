@@ -1,9 +1,10 @@
 import type { KubeClients } from "../../kube/kube-config";
 import { listObjects } from "../../kube/object-edit";
-import type { Placement } from "../egress-ip-provisioner";
+import type { Placement, PlatformStatus } from "../egress-ip-provisioner";
 import { addressesWithin, api, readOvnEgressIp } from "./egress-view";
 import { isManaged } from "./managed-by";
 import { readOwners } from "./owners";
+import { ovnPlatformStatus, platformWarnings } from "./platform-status";
 import { listedAddresses, removalCommand, type AddressListAt } from "./removal-commands";
 
 // What `pulumi-egress-ipam check` sees of the Kubernetes provisioners: where each egress address
@@ -83,8 +84,8 @@ export async function hostSubnetPlacements(kube: KubeClients, cidrs: string[]): 
 
 /**
  * OpenShift SDN automatic mode (`ocp-dynamic`): an address on a `NetNamespace.egressIPs` is placed by
- * the SDN master, so its host is `automaticHost`; the node whose HostSubnet shows it is an alias.
- * Owned as the NetNamespace's record says.
+ * the SDN master, so its host is `automaticHost`; the node whose HostSubnet shows it is an alias,
+ * and the master's report (`platform`). Owned as the NetNamespace's record says.
  */
 export async function netNamespacePlacements(
   kube: KubeClients,
@@ -100,7 +101,11 @@ export async function netNamespacePlacements(
   return seenIn(
     spaces,
     cidrs,
-    (_, ip) => ({ host: automaticHost, aliases: nodesOf.get(ip) ?? [] }),
+    (_, ip) => ({
+      host: automaticHost,
+      aliases: nodesOf.get(ip) ?? [],
+      platform: sdnMasterStatus(nodesOf.get(ip)),
+    }),
     [],
     recordsOf(spaces, false),
     kube.context,
@@ -109,22 +114,41 @@ export async function netNamespacePlacements(
 
 /**
  * OVN-Kubernetes (`ovn`): an address in an EgressIP's `spec.egressIPs` is on the node its
- * `status.items` names; one ovnkube has not placed yet is `awaitingHost`. Owned as the record of an
+ * `status.items` names; one ovnkube has not placed yet is `awaitingHost`, with what ovnkube said
+ * (`platform`: its status, its Warning events). Owned as the record of an
  * object of this package (its managed-by label) says: another's object records nobody we trust.
  */
 export async function egressIpPlacements(kube: KubeClients, cidrs: string[]): Promise<Placement[]> {
-  const objects = await listsOf(kube, api.ovn, "EgressIP", "/spec/egressIPs");
+  const [objects, warnings] = await Promise.all([
+    listsOf(kube, api.ovn, "EgressIP", "/spec/egressIPs"),
+    platformWarnings(kube, "EgressIP"),
+  ]);
   return seenIn(
     objects,
     cidrs,
     (at, ip) => {
-      const node = readOvnEgressIp(at.object).status?.find((s) => s.egressIP === ip)?.node;
-      return node
-        ? { host: node, platformPlaced: true }
-        : { host: "(not placed yet)", awaitingHost: true, platformPlaced: true };
+      const platform = ovnPlatformStatus(readOvnEgressIp(at.object), at.object, ip, warnings);
+      return platform.state === "placed"
+        ? { host: platform.node!, platformPlaced: true, platform }
+        : { host: "(not placed yet)", awaitingHost: true, platformPlaced: true, platform };
     },
     [],
     recordsOf(objects, true),
     kube.context,
   );
+}
+
+/**
+ * What the OpenShift SDN master reports about an address of automatic mode: the HostSubnet whose
+ * egressIPs it wrote it into. None lists it: not confirmed (the master has not placed it yet, is not
+ * running, or no node's egressCIDRs hold it); the SDN writes no other status to tell these apart.
+ */
+function sdnMasterStatus(nodes: string[] | undefined): PlatformStatus {
+  if (nodes?.length) return { state: "placed", node: nodes.join(", ") };
+  return {
+    state: "unreported",
+    why:
+      "no HostSubnet lists it: the SDN master has not placed it (yet); it places an address only on a " +
+      "node whose HostSubnet egressCIDRs hold it (CidrAssignment)",
+  };
 }
