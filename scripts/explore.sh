@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# `npm run explore -- [--minutes N] [--seed S] [--length L] [--shrink-minutes M] [--cloud none|mixed|all]`: runs the explorer
+# `npm run explore -- [--minutes N] [--seed S] [--length L] [--shrink-minutes M] [--cloud none|mixed|all]
+# [--kills on|off]`: runs the explorer
 # (docs/exploring.md) against the real engine for N minutes (default 10) from seed S (default 1),
 # L edits a sequence (default 10); failing sequences are shrunk (at most M minutes each, default
 # 10) and written to .explore/found/ as case files that test/explore/cases/ can take.
@@ -15,7 +16,10 @@ while [ "$#" -gt 0 ]; do
     --cloud)
       case "$2" in none | mixed | all) export EXPLORE_CLOUD="$2" ;; *) echo "explore: --cloud takes none, mixed or all (got \"$2\")" >&2; exit 2 ;; esac
       shift 2 ;;
-    *) echo "explore: unknown option $1 (--minutes, --seed, --length, --shrink-minutes)" >&2; exit 2 ;;
+    --kills)
+      case "$2" in on | off) export EXPLORE_KILLS="$2" ;; *) echo "explore: --kills takes on or off (got \"$2\")" >&2; exit 2 ;; esac
+      shift 2 ;;
+    *) echo "explore: unknown option $1 (--minutes, --seed, --length, --shrink-minutes, --cloud, --kills)" >&2; exit 2 ;;
   esac
 done
 for n in "${EXPLORE_MINUTES:-1}" "${EXPLORE_SEED:-1}" "${EXPLORE_LENGTH:-1}" "${EXPLORE_SHRINK_MINUTES:-1}"; do

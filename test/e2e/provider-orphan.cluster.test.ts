@@ -2,11 +2,10 @@
 // process behind: the provider notices that its engine is gone and exits, for a stack-local pool
 // and for a shared pool (Lease timers, Kubernetes client sockets). The next `up` converges with
 // every address held once.
-import * as fs from "node:fs";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { Harness } from "../support/harness";
 import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
-import { cliProcessesIn, providerProcessesIn } from "../support/provider-processes";
+import { cliProcessesIn, providerProcessesIn, repairTornSidecar } from "../support/provider-processes";
 
 type Pkg = typeof import("../../provider/index");
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -18,25 +17,6 @@ async function until(what: string, ok: () => boolean, ms: number): Promise<numbe
     await sleep(100);
   }
   return Date.now() - started;
-}
-
-/**
- * The file backend replaces the checkpoint atomically (a temporary file renamed over it), but writes
- * its attributes sidecar (`<stack>.json.attrs`) in place: a CLI killed between the two leaves the
- * sidecar empty, and every later command fails with "failed to load checkpoint: EOF" (it failed a
- * clean-clone CI run; 0 of 7 runs since; torn-checkpoint-attributes.test.ts makes it by hand). That
- * is the engine's, not this package's, and docs/operating.md tells users the same repair: delete the
- * torn sidecar, which the backend does without.
- */
-function repairTornSidecar(h: Harness): void {
-  const sidecar = `${h.checkpointFile}.attrs`;
-  if (!fs.existsSync(sidecar)) return;
-  try {
-    JSON.parse(fs.readFileSync(sidecar, "utf8"));
-  } catch {
-    console.log(`the killed CLI left ${sidecar} torn: deleting it`);
-    fs.rmSync(sidecar);
-  }
 }
 
 describe("a killed pulumi up leaves no provider process", () => {
@@ -104,7 +84,8 @@ describe("a killed pulumi up leaves no provider process", () => {
         `${kind}: provider processes ${providers.join(", ")} exited ${took} ms after the CLI was killed`,
       );
 
-      repairTornSidecar(h);
+      if (repairTornSidecar(h.checkpointFile))
+        console.log("the killed CLI left the checkpoint's sidecar torn: deleted it");
       const made = (await h.resources()).filter((r) => r.type.endsWith("IpAllocation")).length;
       expect(made).toBeLessThan(count); // it was killed mid-up
       await h.cancel(); // the lock the killed CLI left on the stack

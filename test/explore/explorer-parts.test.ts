@@ -1,7 +1,10 @@
 // The explorer's own parts, without the engine: generation is seeded and always applies, the
 // invariants see what they must see (and nothing else), and shrinking finds the smallest failing
 // sequence. The engine runs are test/e2e/explore-*.test.ts and `npm run explore`.
+import { spawn } from "node:child_process";
+import * as net from "node:net";
 import { describe, expect, it } from "vitest";
+import { connectedToPort } from "../support/provider-processes";
 import { generateSequence } from "./generate";
 import { mustAccept, previewIsUp, slotValues, span, stable, unique, unknownValue } from "./invariants";
 import { programText } from "./program";
@@ -26,6 +29,27 @@ describe("generation", () => {
     }
     const names = [...w.pools, ...w.holders].flatMap((r) => [r.name, ...r.aliases]);
     expect(new Set(names).size).toBe(names.length);
+  });
+
+  it("with kills, wraps some program edits (never a person's or a failure's) in a killed up, and leaves the rest as without", () => {
+    const runs = Array.from({ length: 20 }, (_, s) =>
+      generateSequence(200 + s, 30, s % 2 === 0, { kills: true }),
+    );
+    const killed = runs.flatMap((r) => r.edits).filter((e) => e.op === "killed");
+    expect(killed.length).toBeGreaterThan(20);
+    for (const k of killed) {
+      if (k.op !== "killed") continue;
+      expect(["refresh", "unassign", "handOver", "terminate", "killed"]).not.toContain(k.edit.op);
+      expect(k.afterMs).toBeGreaterThanOrEqual(200);
+      expect(k.afterMs).toBeLessThanOrEqual(4000);
+      const w = emptyWorld();
+      expect(applyEdit(w, k)).toEqual(applyEdit(w, k.edit));
+    }
+    expect(generateSequence(7, 30, false, { kills: true })).toEqual(
+      generateSequence(7, 30, false, { kills: true }),
+    );
+    // Without kills, a seed's sequence is the one it always was (the slice in npm test stays the same).
+    expect(generateSequence(7, 30, false, {}).edits.some((e) => e.op === "killed")).toBe(false);
   });
 
   it("covers every kind of edit over a few hundred steps", () => {
@@ -287,5 +311,37 @@ describe("shrinking", () => {
       { op: "addAlloc", pool: 0, name: "h0" },
     ]);
     expect(runs).toBeGreaterThan(0);
+  });
+});
+
+// How a killed step tells a provider process that served this package (connected to its engine)
+// from Pulumi's bare host: by the process's TCP connections, read from /proc.
+describe("connectedToPort", () => {
+  it("sees a process's connection to a local port, and none where it has none", async () => {
+    const server = net.createServer((s) => s.on("error", () => undefined));
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const port = (server.address() as net.AddressInfo).port;
+    const child = (connect: boolean) =>
+      spawn(
+        process.execPath,
+        [
+          "-e",
+          connect
+            ? `require("net").connect(${port}, "127.0.0.1", () => console.log("up")); setInterval(() => {}, 1000)`
+            : `console.log("up"); setInterval(() => {}, 1000)`,
+        ],
+        { stdio: ["ignore", "pipe", "ignore"] },
+      );
+    const [on, off] = [child(true), child(false)];
+    try {
+      await Promise.all([on, off].map((c) => new Promise((r) => c.stdout!.once("data", r))));
+      expect(connectedToPort(on.pid!, port)).toBe(true);
+      expect(connectedToPort(off.pid!, port)).toBe(false);
+      expect(connectedToPort(on.pid!, port === 65535 ? 1 : port + 1)).toBe(false);
+    } finally {
+      on.kill("SIGKILL");
+      off.kill("SIGKILL");
+      server.close();
+    }
   });
 });

@@ -67,8 +67,28 @@ function egressFamilies(rng: Rng, family: PoolFamily): "ipv4" | "ipv6" | "dual" 
 
 const allHosts = (w: World) => Object.values(w.hosts).flat();
 
-/** One edit that fits `w`. */
-export function generateEdit(rng: Rng, w: World): Edit {
+/** What a generator may draw besides edits of the program. */
+export interface GenerateOptions {
+  /** Now and then, a program edit whose `up` is killed partway (`{ op: "killed" }`). */
+  kills?: boolean;
+}
+
+/** Edits that only change what a person or a failure does, not the program: never killed. */
+const outsideProgram = new Set<Edit["op"]>(["refresh", "unassign", "handOver", "terminate", "killed"]);
+
+/**
+ * One edit that fits `w`. With `kills`, one program edit in ten has its `up` killed 0.2–4 s in:
+ * where the kill lands depends on the machine, so a replay runs the same programs but may kill at
+ * another point (the seed fixes the delay, not the engine's progress).
+ */
+export function generateEdit(rng: Rng, w: World, options: GenerateOptions = {}): Edit {
+  const edit = programEdit(rng, w);
+  if (options.kills && !outsideProgram.has(edit.op) && rng.chance(0.1))
+    return { op: "killed", afterMs: rng.int(200, 4000), edit };
+  return edit;
+}
+
+function programEdit(rng: Rng, w: World): Edit {
   const pools = w.pools;
   const holders = w.holders;
   const egress = holders.filter((h) => h.kind === "egress");
@@ -298,12 +318,17 @@ function optionalName(rng: Rng, w: World): { name?: string } {
  * The edits `seed` gives when every one is accepted: a walk of the model alone (the runner
  * generates against the world the engine accepted, so a refused edit changes what follows).
  */
-export function generateSequence(seed: number, length: number, cloud = false): Sequence {
+export function generateSequence(
+  seed: number,
+  length: number,
+  cloud = false,
+  options: GenerateOptions = {},
+): Sequence {
   const rng = new Rng(seed);
   let world = emptyWorld(cloud);
   const edits: Edit[] = [];
   while (edits.length < length) {
-    const edit = generateEdit(rng, world);
+    const edit = generateEdit(rng, world, options);
     const next = applyEdit(world, edit);
     if (!next) continue; // a generated edit always fits; this only guards a model bug from looping forever
     edits.push(edit);

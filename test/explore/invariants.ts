@@ -19,7 +19,8 @@ export interface Violation {
     | "coded"
     | "accepts-valid"
     | "foreign"
-    | "check";
+    | "check"
+    | "killed";
   message: string;
 }
 
@@ -39,6 +40,8 @@ export interface Held {
 
 /** The values of a resource that preview must show and `up` must then give. */
 const shownFields = ["ip", "ips", "cidr", "host", "publicIp"] as const;
+/** The fields that are addresses and blocks (not where they are placed, nor their public side). */
+export const addressFields: readonly (typeof shownFields)[number][] = ["ip", "ips", "cidr"];
 /** Resource kinds whose address (or block, or host) preview must show when it plans a new one. */
 const mustShow: Record<string, readonly string[]> = {
   IpAllocation: ["ip"],
@@ -54,7 +57,11 @@ const hasUnknown = (v: unknown) => JSON.stringify(v ?? null).includes(unknownVal
  * Promise 1: every address, block, host and public address preview showed is what `up` recorded,
  * and preview showed each of a new holder's.
  */
-export function previewIsUp(planned: Record<string, Planned>, after: Held[]): Violation[] {
+export function previewIsUp(
+  planned: Record<string, Planned>,
+  after: Held[],
+  fields: readonly (typeof shownFields)[number][] = shownFields,
+): Violation[] {
   const out: Violation[] = [];
   const byUrn = new Map(after.filter((r) => !r.delete).map((r) => [r.urn, r]));
   for (const [urn, plan] of Object.entries(planned)) {
@@ -69,7 +76,7 @@ export function previewIsUp(planned: Record<string, Planned>, after: Held[]): Vi
         });
       continue;
     }
-    for (const field of shownFields) {
+    for (const field of fields) {
       const shown = plan.inputs?.[field];
       if (shown === undefined || hasUnknown(shown)) {
         if (

@@ -6,10 +6,11 @@
  * The sequence ends with `destroy`, which must leave nothing.
  */
 import type * as automation from "@pulumi/pulumi/automation";
-import { changesOf, Harness, type StateResource } from "../support/harness";
+import { changesOf, Harness, type PreviewResult, type StateResource } from "../support/harness";
 import { Rng } from "./rng";
 import { generateEdit } from "./generate";
 import {
+  addressFields,
   coded,
   mustAccept,
   previewIsUp,
@@ -34,6 +35,14 @@ import {
 } from "./cloud";
 import { motoCredentials } from "../support/moto";
 import { runCli } from "../support/cli";
+import {
+  cliProcessesIn,
+  connectedToPort,
+  enginePortOf,
+  processAgeMs,
+  providerProcessesIn,
+  repairTornSidecar,
+} from "../support/provider-processes";
 import type { Cloud } from "./cloud";
 import { applyEdit, emptyWorld, type Edit, type World } from "./world";
 
@@ -42,7 +51,7 @@ type Pkg = typeof import("../../provider/index");
 /** What happened at one step. */
 export interface StepRecord {
   edit: Edit;
-  outcome: "applied" | "refused" | "skipped" | "refreshed";
+  outcome: "applied" | "refused" | "skipped" | "refreshed" | "killed";
   /** The refusal's code, for a refused step. */
   code?: string;
   ms: number;
@@ -59,8 +68,14 @@ export interface RunResult {
   world: World;
 }
 
-/** How to run: replay `edits`, or generate `length` edits from `seed`; `cloud` for a cloud world. */
-export type RunPlan = ({ edits: Edit[] } | { seed: number; length: number }) & { cloud?: boolean };
+/**
+ * How to run: replay `edits`, or generate `length` edits from `seed`; `cloud` for a cloud world;
+ * `kills` to generate edits whose `up` is killed (see generateEdit).
+ */
+export type RunPlan = ({ edits: Edit[] } | { seed: number; length: number }) & {
+  cloud?: boolean;
+  kills?: boolean;
+};
 
 /**
  * What an engine command's failure says: the first coded error it printed (the CLI's output also
@@ -118,7 +133,9 @@ export async function runSequence(
   });
   try {
     for (let i = 0; i < total; i++) {
-      const edit = rng ? generateEdit(rng, world) : (plan as { edits: Edit[] }).edits[i]!;
+      const edit = rng
+        ? generateEdit(rng, world, { kills: plan.kills })
+        : (plan as { edits: Edit[] }).edits[i]!;
       edits.push(edit);
       const started = Date.now();
       const next = applyEdit(world, edit);
@@ -203,14 +220,28 @@ export async function runSequence(
         record("refused", codeIn(text));
         continue;
       }
-      const planned: Record<string, Planned> = {};
-      for (const e of preview.events) {
-        const m = e.resourcePreEvent?.metadata;
-        if (m) planned[m.urn] = { op: m.op, ...(m.new?.inputs ? { inputs: m.new.inputs } : {}) };
-      }
+      let planned = plannedBy(preview);
       let up: automation.UpResult;
+      let killed = false;
+      const firstPlan = planned;
       try {
-        up = await h.up();
+        if (edit.op === "killed") {
+          const run = await upKilledAfter(h, edit.afterMs);
+          if ("result" in run) up = run.result;
+          else {
+            // docs/operating.md, after a killed up: the provider exits within seconds; `pulumi
+            // cancel` (and, on a file backend, the torn attributes file deleted); the next up
+            // finishes the work. What its preview shows, it does.
+            killed = true;
+            const notes: string[] = [];
+            const recovered = await recoverFromKill(h, run.providers, notes);
+            for (const note of notes) log(`step ${i}: ${note}`);
+            if ("invariant" in recovered) return fail(i, recovered);
+            preview = recovered.preview;
+            planned = recovered.planned;
+            up = recovered.up;
+          }
+        } else up = await h.up();
       } catch (e) {
         return fail(i, {
           invariant: "preview-is-up",
@@ -229,6 +260,8 @@ export async function runSequence(
       const nextValues = slotValues(next, outputs, cloud && { zoneOf, nameOf: cloud.nameOf });
       const broken = [
         ...previewIsUp(planned, state),
+        // Across a kill: the addresses and blocks the first preview showed are those the step ends with.
+        ...(killed ? previewIsUp(firstPlan, state, addressFields) : []),
         ...unique(state),
         ...stable(world, values, next, nextValues),
       ];
@@ -238,7 +271,7 @@ export async function runSequence(
       if (quiet) return fail(i, quiet);
       world = next;
       values = nextValues;
-      record("applied");
+      record(killed ? "killed" : "applied");
     }
     if (!programmed) {
       log("destroy: no stack was made");
@@ -267,6 +300,108 @@ export async function runSequence(
     return { edits, steps, world };
   } finally {
     h.dispose();
+  }
+}
+
+/** What a preview planned for each resource: its operation and the inputs it showed. */
+function plannedBy(preview: PreviewResult): Record<string, Planned> {
+  const planned: Record<string, Planned> = {};
+  for (const e of preview.events) {
+    const m = e.resourcePreEvent?.metadata;
+    if (m) planned[m.urn] = { op: m.op, ...(m.new?.inputs ? { inputs: m.new.inputs } : {}) };
+  }
+  return planned;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A provider process as the kill found it: how long it had run, and whether it served this package. */
+interface AtKill {
+  ageMs?: number;
+  /** Connected to its engine: it had run this package's code (see connectedToPort). */
+  served: boolean;
+}
+
+/**
+ * `pulumi up`, killed with SIGKILL (a CI timeout, the OOM killer) `afterMs` after it starts, unless
+ * it is over by then: its result, or `{ killed: true }` with the provider processes as the kill
+ * found them. An `up` that fails on its own throws.
+ */
+async function upKilledAfter(
+  h: Harness,
+  afterMs: number,
+): Promise<{ result: automation.UpResult } | { killed: true; providers: Map<number, AtKill> }> {
+  let over = false;
+  const run = h.up().then(
+    (result) => ((over = true), { result }),
+    (error: unknown) => ((over = true), { error }),
+  );
+  await Promise.race([run, sleep(afterMs)]);
+  const pids = over ? [] : cliProcessesIn(h.workDir, "up");
+  const providers = new Map<number, AtKill>(
+    providerProcessesIn(h.workDir).map((pid) => {
+      const port = enginePortOf(pid);
+      return [pid, { ageMs: processAgeMs(pid), served: port !== undefined && connectedToPort(pid, port) }];
+    }),
+  );
+  for (const pid of pids) process.kill(pid, "SIGKILL");
+  const out = await run;
+  if ("result" in out) return out;
+  if (pids.length > 0) return { killed: true, providers };
+  throw out.error;
+}
+
+/**
+ * What docs/operating.md says to do after a killed `up`, checked as it goes: no provider process
+ * that served this package left after 20 s, `pulumi cancel` (the lock), the torn attributes file of
+ * a file backend deleted, then a preview and an up that finish the work. A provider process killed
+ * before it served this package (Pulumi's own dynamic-provider host, which does not watch its
+ * engine) is stopped by its PID and told in `notes`, not counted against the promise.
+ */
+async function recoverFromKill(
+  h: Harness,
+  atKill: Map<number, AtKill>,
+  notes: string[],
+): Promise<
+  Violation | { preview: PreviewResult; planned: Record<string, Planned>; up: automation.UpResult }
+> {
+  const started = Date.now();
+  while (providerProcessesIn(h.workDir).length > 0) {
+    if (Date.now() - started > 20_000) {
+      const left = providerProcessesIn(h.workDir);
+      for (const pid of left) process.kill(pid, "SIGKILL");
+      const told = (pid: number) => {
+        const p = atKill.get(pid);
+        return `${pid} (${p ? `${p.ageMs} ms old at the kill, ${p.served ? "serving" : "not yet serving"} this package` : "started after the kill"})`;
+      };
+      const served = left.filter((pid) => atKill.get(pid)?.served);
+      if (served.length > 0)
+        return {
+          invariant: "killed",
+          message: `provider processes ${served.map(told).join(", ")} still ran 20 s after up was killed`,
+        };
+      notes.push(
+        `Pulumi's own provider host ${left.map(told).join(", ")} outlived the killed up: stopped by PID`,
+      );
+      break;
+    }
+    await sleep(200);
+  }
+  repairTornSidecar(h.checkpointFile);
+  await h.cancel().catch(() => undefined); // no lock left is fine
+  let preview: PreviewResult;
+  try {
+    preview = await h.preview();
+  } catch (e) {
+    return {
+      invariant: "killed",
+      message: `after a killed up, preview fails: ${errorText(e).slice(0, 1200)}`,
+    };
+  }
+  try {
+    return { preview, planned: plannedBy(preview), up: await h.up() };
+  } catch (e) {
+    return { invariant: "killed", message: `after a killed up, up fails: ${errorText(e).slice(0, 1200)}` };
   }
 }
 

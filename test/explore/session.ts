@@ -15,6 +15,8 @@ export interface SessionOptions {
   length: number;
   /** Which sequences run in a cloud world (moto): none, every other seed (the even ones), or all. */
   cloud: "none" | "mixed" | "all";
+  /** Whether some edits have their `up` killed partway (see generateEdit). */
+  kills?: boolean;
   /** Stop starting sequences after this many milliseconds. */
   budgetMs: number;
   /** At most this many sequences (default: as many as the budget allows). */
@@ -68,7 +70,7 @@ async function exploreSeeds(
     const cloud = o.cloud === "all" || (o.cloud === "mixed" && seed % 2 === 0);
     o.log(`== seed ${seed}${cloud ? " (cloud world)" : ""}`);
     const result = await runSequence(
-      { seed, length: o.length, cloud },
+      { seed, length: o.length, cloud, kills: o.kills },
       (line) => o.log(`  ${line}`),
       servers,
     );

@@ -172,7 +172,9 @@ export type Edit =
   | { op: "unassign"; holder: number }
   | { op: "handOver"; holder: number }
   | { op: "terminate"; host: string }
-  | { op: "refresh" };
+  | { op: "refresh" }
+  /** `edit`, whose `up` is killed (SIGKILL) `afterMs` after it starts; the next `up` must finish it. */
+  | { op: "killed"; afterMs: number; edit: Edit };
 
 const clone = (w: World): World => structuredClone(w);
 
@@ -204,6 +206,8 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
   };
   const holderPool = (id: number) => w.pools.find((p) => p.id === id);
   switch (edit.op) {
+    case "killed":
+      return applyEdit(world, edit.edit);
     case "refresh":
       return w;
     case "unassign":

@@ -110,3 +110,81 @@ export function isRunning(p: RecordedProcess): boolean {
   const fields = statFields(p.pid);
   return fields !== undefined && fields[0] !== "Z" && fields[19] === p.started;
 }
+
+/**
+ * Whether process `pid` holds a TCP connection to a local `port` (its engine's, from its arguments):
+ * a dynamic-provider process makes one only once it serves this package's calls (the engine watch,
+ * the engine's log service), so one without has run none of this package's code.
+ */
+export function connectedToPort(pid: number, port: number): boolean {
+  let inodes: Set<string>;
+  try {
+    inodes = new Set(
+      fs
+        .readdirSync(`/proc/${pid}/fd`)
+        .map((fd) => {
+          try {
+            return /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`))?.[1];
+          } catch {
+            return undefined;
+          }
+        })
+        .filter((i): i is string => i !== undefined),
+    );
+  } catch {
+    return false;
+  }
+  const hexPort = port.toString(16).toUpperCase().padStart(4, "0");
+  for (const table of ["/proc/net/tcp", "/proc/net/tcp6"]) {
+    let lines: string[];
+    try {
+      lines = fs.readFileSync(table, "utf8").split("\n").slice(1);
+    } catch {
+      continue;
+    }
+    for (const line of lines) {
+      const f = line.trim().split(/\s+/);
+      if (f.length > 9 && f[2]!.endsWith(`:${hexPort}`) && inodes.has(f[9]!)) return true;
+    }
+  }
+  return false;
+}
+
+/** The engine's port a dynamic-provider process was started with (its argument `host:port`). */
+export function enginePortOf(pid: number): number | undefined {
+  try {
+    const argv = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0");
+    const address = argv.find((a) => /^[\w.-]+:\d+$/.test(a));
+    return address ? Number(address.slice(address.lastIndexOf(":") + 1)) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** How long ago (ms) a process started, from `/proc` (clock ticks of 10 ms); undefined when it is gone. */
+export function processAgeMs(pid: number): number | undefined {
+  const fields = statFields(pid);
+  if (!fields) return undefined;
+  const uptime = Number(fs.readFileSync("/proc/uptime", "utf8").split(" ")[0]);
+  return Math.round(uptime * 1000 - Number(fields[19]) * 10);
+}
+
+/**
+ * The file backend replaces the checkpoint atomically (a temporary file renamed over it), but writes
+ * its attributes sidecar (`<stack>.json.attrs`) in place: a CLI killed between the two leaves the
+ * sidecar empty, and every later command fails with "failed to load checkpoint: EOF" (it failed a
+ * clean-clone CI run; torn-checkpoint-attributes.test.ts makes it by hand). That is the engine's,
+ * not this package's, and docs/operating.md tells users the same repair: delete the torn sidecar,
+ * which the backend does without. Returns whether it was torn.
+ */
+export function repairTornSidecar(checkpointFile: string): boolean {
+  const sidecar = `${checkpointFile}.attrs`;
+  if (!fs.existsSync(sidecar)) return false;
+  try {
+    JSON.parse(fs.readFileSync(sidecar, "utf8"));
+    return false;
+  } catch {
+    fs.rmSync(sidecar);
+    return true;
+  }
+}
