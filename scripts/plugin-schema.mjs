@@ -83,7 +83,7 @@ const resources = [
         $ref: "pulumi.json#/Any",
         plain: true,
         description:
-          "The EgressIp whose addresses are planned before this one's, when both are new in one update and take from a pool they share (programs in languages other than TypeScript): each of this one's first address per pool follows that EgressIp's last.",
+          "The EgressIp whose addresses are planned before this one's, when both are new in one update and take from a pool they share (programs in languages other than TypeScript): each of this one's first address per pool follows that EgressIp's last. Or an IpAllocation (or PrefixAllocation) new in the same update: each of this one's first address per pool follows it.",
       },
     },
   },

@@ -37,8 +37,9 @@
  *   or use another id.
  * - `INVALID_CONFIG`: a CNI configuration or allocator option, a provisioner config or an
  *   environment setting of the package is malformed, or a setting is given where it is not
- *   supported (`elasticIps` under the `cloud` of `ocp-static` or `cilium`). Do: fix the setting the
- *   message names.
+ *   supported (`elasticIps` under the `cloud` of `ocp-static` or `cilium`); or, in a YAML, Python or
+ *   Go program, two holders new to one pool in an update that no `after` orders (the message names
+ *   both). Do: fix the setting the message names; for two holders, set the `after` it says.
  * - `INVALID_INPUT`: a resource's input or a CLI option has the wrong shape, or a meaning no more
  *   specific code covers (a missing namespace, two settings that exclude each other, a `podSelector`
  *   key or value that is not Kubernetes label syntax, an output not known at preview or a secret

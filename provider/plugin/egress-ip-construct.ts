@@ -47,7 +47,8 @@ const urnOf = (r: pulumi.Resource): Promise<string> => new Promise((resolve) => 
  * The EgressIp component for programs in other languages, made of the plugin's own IpAllocation and
  * EgressIpAssignment resources: the same children and outputs as a TypeScript program's
  * (egressIpChildren). Its allocations of each pool form one chain (holder-order): each follows the
- * one before it in this EgressIp, and the first follows the last of the EgressIp given as `after`.
+ * one before it in this EgressIp, and the first follows the last of the EgressIp given as `after`, or
+ * the resource given as `after` when that is not an EgressIp (an IpAllocation, say).
  */
 export class EgressIpConstructs {
   /** The last allocation of each pool (by URN) in each EgressIp constructed so far (by URN), after's included. */
@@ -69,6 +70,8 @@ export class EgressIpConstructs {
     for (const p of pools) if (pulumi.Resource.isInstance(p)) poolUrns.set(p, await urnOf(p));
     const before = pulumi.Resource.isInstance(after) ? this.chains.get(await urnOf(after)) : undefined;
     const chain = new Map(before ?? []);
+    // After a holder (an IpAllocation, say): the first allocation of each pool follows it.
+    const first = pulumi.CustomResource.isInstance(after) ? after : undefined;
     const args = { ...rest, pool } as Omit<EgressIpArgs, "pool"> & {
       pool: pulumi.Resource | Record<string, pulumi.Resource>;
     };
@@ -76,7 +79,7 @@ export class EgressIpConstructs {
       isPool: (p): p is pulumi.Resource => pulumi.Resource.isInstance(p),
       allocation: (n, a, o) => {
         const poolUrn = poolUrns.get(a.pool);
-        const previous = poolUrn === undefined ? undefined : chain.get(poolUrn);
+        const previous = (poolUrn === undefined ? undefined : chain.get(poolUrn)) ?? first;
         const props = { ...a, ...(previous ? { after: previous } : {}), ips: undefined };
         const r = new PluginResource(token("IpAllocation"), n, props, o) as Child;
         if (poolUrn !== undefined) chain.set(poolUrn, r);

@@ -7,17 +7,19 @@ import { IpamError } from "../core/ipam-error";
  * A TypeScript program sends each holder the pool's queue (every holder before it, in program
  * order). A YAML, Python or Go program cannot, and the engine checks resources one at a time in the
  * order their registrations arrive, which is not the program's order when they wait on the same
- * pool. So the order is made explicit: a new holder names the one before it with `after`, whose
- * registration, and so whose check, the engine then completes first. The rule:
+ * pool. But a resource that refers to another (`after`, an EgressIp's allocations following each
+ * other) registers, and so is checked, only once the other's registration is complete: those
+ * references are an order every run keeps. The rule:
  *
- * - Holders already in the stack keep their addresses and take no part in the order.
- * - The holders new to a pool in one deployment form one chain: the first has no `after` or an
- *   existing holder as `after`; each next one names the one checked just before it.
- * - A new holder that breaks the chain (a second first one, or two naming the same one) is refused
- *   at preview, naming the other: whichever the engine checks second, the preview fails, so no
- *   plan ever depends on the order of arrival.
+ * - Holders already in the stack keep their addresses and take no plan, but their references count.
+ * - The holders new to a pool in one deployment must be ordered by references: each new holder
+ *   refers, directly or through the resources it refers to (new or existing, of any pool), to the
+ *   new holder of the pool checked just before it.
+ * - A new holder that does not is refused at preview, naming the other: the two could arrive in
+ *   either order, and whichever the engine checks second, the preview fails, so no plan ever
+ *   depends on the order of arrival.
  *
- * Every plan of the chain then runs in the chain's order in every deployment, and the planner
+ * The new holders of a pool are then planned in the same order in every deployment, and the planner
  * remembers the plans of one process: each new holder's address is the same at preview and at up.
  * One book per provider process (one deployment).
  */
@@ -26,16 +28,28 @@ export class HolderOrder {
   private readonly last = new Map<string, string>();
   /** The new holders checked in this process, each with its pool. */
   private readonly fresh = new Map<string, string>();
+  /** The resources each resource checked in this process refers to, by URN. */
+  private readonly refs = new Map<string, readonly string[]>();
 
   /**
-   * Records that `holder`, new to `pool`, plans now, after `after` (a URN, or undefined).
-   * @throws IpamError INVALID_CONFIG naming the holder it would race when it breaks the chain.
+   * Records that `urn`, checked now, refers to the resources `to` (URNs): the engine completed their
+   * registrations before `urn`'s began. Call it for every resource checked, before {@link next}.
+   */
+  refers(urn: string, to: Iterable<string>): void {
+    this.refs.set(urn, [...to]);
+  }
+
+  /**
+   * Records that `holder`, new to `pool`, plans now, after `after` (the URN its `after` names, or
+   * undefined; only for the message: the order is what {@link refers} recorded).
+   * @throws IpamError INVALID_CONFIG naming the holder it would race when nothing orders it after
+   * the new holder of the pool checked before it.
    */
   next(pool: string, holder: string, after: string | undefined): void {
     if (this.fresh.get(holder) === pool) return; // checked again (a replacement's second check)
     const last = this.last.get(pool);
-    const afterNew = after !== undefined && this.fresh.get(after) === pool;
-    if (last !== undefined && after !== last) {
+    if (last !== undefined && !this.reaches(holder, last)) {
+      const afterNew = after !== undefined && this.fresh.get(after) === pool;
       const wanted = afterNew
         ? `${name(after)} is followed by ${name(last)} already`
         : `${name(last)} is new too`;
@@ -44,11 +58,25 @@ export class HolderOrder {
         `${name(holder)} and ${name(last)} both take a new address from pool ${name(pool)} in this update, and ` +
           `nothing orders them (${wanted}): the engine checks them in the order their registrations arrive, ` +
           `so preview and up could give them different addresses. Set after: ${name(last)} on ${name(holder)} ` +
-          `(each new holder names the one before it; for an EgressIp's address, set after on the EgressIp)`,
+          `(each new holder names the one before it, or a holder or EgressIp that follows it; for an ` +
+          `EgressIp's address, set after on the EgressIp)`,
       );
     }
     this.last.set(pool, holder);
     this.fresh.set(holder, pool);
+  }
+
+  /** Whether `from` refers to `to`, directly or through the resources it refers to. */
+  private reaches(from: string, to: string): boolean {
+    const seen = new Set<string>();
+    const todo = [from];
+    for (let urn = todo.pop(); urn !== undefined; urn = todo.pop()) {
+      if (urn === to) return true;
+      if (seen.has(urn)) continue;
+      seen.add(urn);
+      todo.push(...(this.refs.get(urn) ?? []));
+    }
+    return false;
   }
 }
 

@@ -119,6 +119,10 @@ export class EgressIpamProvider implements provider.Provider {
     }
     const inputs = inputsOf(given.value, { stack: stackOf(urn), urn, pool });
     if (kind === "IpPool") this.pools.record(urn, inputs);
+    this.order.refers(
+      urn,
+      [...given.refs.values()].map((r) => r.urn),
+    );
     if (ordered && poolRef && readRecord(old.value) === undefined) {
       try {
         this.order.next(poolRef.urn, urn, given.refs.get("after")?.urn);

@@ -2,68 +2,96 @@ import { describe, expect, it } from "vitest";
 import { HolderOrder } from "../../provider/plugin/holder-order";
 
 const urn = (name: string) => `urn:pulumi:s::p::egress-ipam:index:IpAllocation::${name}`;
-type Step = [holder: string, pool: string, after: string | undefined, refused: RegExp | null];
+/** A resource checked: new to `pool` (null: one the stack has), referring to `refs` (the first is its `after`). */
+type Step = [holder: string, pool: string | null, refs: string[], refused: RegExp | null];
 
-describe("new holders of one pool must form one chain, whatever order the engine checks them in", () => {
+describe("new holders of one pool must be ordered by references, whatever order the engine checks them in", () => {
   it.each<[string, Step[]]>([
-    ["one new holder needs no after", [["a", "p", undefined, null]]],
+    ["one new holder needs no after", [["a", "p", [], null]]],
     [
       "a chain is accepted",
       [
-        ["a", "p", undefined, null],
-        ["b", "p", "a", null],
-        ["c", "p", "b", null],
+        ["a", "p", [], null],
+        ["b", "p", ["a"], null],
+        ["c", "p", ["b"], null],
       ],
     ],
     [
       "the first may follow an existing holder",
       [
-        ["a", "p", "old", null],
-        ["b", "p", "a", null],
+        ["a", "p", ["old"], null],
+        ["b", "p", ["a"], null],
+      ],
+    ],
+    [
+      "new holders separated by existing ones are ordered through them",
+      [
+        ["a1", null, [], null],
+        ["a2", "p", ["a1"], null],
+        ["b1", null, ["a2"], null],
+        ["b2", "p", ["b1"], null],
+      ],
+    ],
+    [
+      "new holders ordered through a holder of another pool",
+      [
+        ["a", "p", [], null],
+        ["q1", "q", ["a"], null],
+        ["b", "p", ["q1"], null],
       ],
     ],
     [
       "two first holders are refused, naming the other",
       [
-        ["a", "p", undefined, null],
-        ["b", "p", undefined, /b and a both take a new address from pool p.*Set after: a on b/],
+        ["a", "p", [], null],
+        ["b", "p", [], /b and a both take a new address from pool p.*Set after: a on b/],
       ],
     ],
     [
       "two following one are refused",
       [
-        ["a", "p", undefined, null],
-        ["b", "p", "a", null],
-        ["c", "p", "a", /c and b both.*a is followed by b already/],
+        ["a", "p", [], null],
+        ["b", "p", ["a"], null],
+        ["c", "p", ["a"], /c and b both.*a is followed by b already/],
       ],
     ],
     [
       "following an existing holder while another is new is refused",
       [
-        ["a", "p", undefined, null],
-        ["b", "p", "old", /b and a both.*a is new too/],
+        ["a", "p", [], null],
+        ["b", "p", ["old"], /b and a both.*a is new too/],
+      ],
+    ],
+    [
+      "an existing holder after a new one orders only what follows it",
+      [
+        ["a", "p", [], null],
+        ["old", null, ["a"], null],
+        ["b", "p", ["old2"], /b and a both.*a is new too/],
       ],
     ],
     [
       "pools are ordered apart",
       [
-        ["a", "p", undefined, null],
-        ["b", "q", undefined, null],
+        ["a", "p", [], null],
+        ["b", "q", [], null],
       ],
     ],
     [
       "a holder checked twice (a replacement) keeps its place",
       [
-        ["a", "p", undefined, null],
-        ["a", "p", undefined, null],
-        ["b", "p", "a", null],
+        ["a", "p", [], null],
+        ["a", "p", [], null],
+        ["b", "p", ["a"], null],
       ],
     ],
   ])("%s", (_name, steps) => {
     const order = new HolderOrder();
-    for (const [holder, pool, after, refused] of steps) {
-      const call = () =>
-        order.next(`pool::${pool}`, urn(holder), after === undefined ? undefined : urn(after));
+    for (const [holder, pool, refs, refused] of steps) {
+      const call = () => {
+        order.refers(urn(holder), refs.map(urn));
+        if (pool !== null) order.next(`pool::${pool}`, urn(holder), refs[0] && urn(refs[0]));
+      };
       if (refused) expect(call).toThrow(refused);
       else expect(call).not.toThrow();
     }
