@@ -92,7 +92,9 @@
  * - `POOL_CHANGED`: an address or block planned earlier (at a preview, or a check whose hold lapsed)
  *   is no longer one the shared pool hands out: its owner changed the pool since (an exclusion, a
  *   reserved address, smaller ranges, a tighter `prefixLengths` rule), or it is now in use outside
- *   Pulumi; or `create` found the pool's definition changed since its check planned it. The message
+ *   Pulumi; or `create` found the pool's definition changed since its check planned it; or another
+ *   stack claimed a block around it (the check that wrote its hold crashed or timed out before
+ *   registering it, so nothing kept that block from being claimed). The message
  *   names the address or block, why, and (at a check) what is held instead. Nothing was claimed.
  *   Do: run the update again (`pulumi preview` shows the new plan; `pulumi up` gets exactly it).
  * - `POOL_IN_USE`: a pool being deleted still has allocations, or a change of its ranges would leave

@@ -68,7 +68,9 @@ export interface Ledger {
    * it asks for in the pool (e.g. from the record of an interrupted create) gets that.
    * @throws IpamError IP_UNAVAILABLE when a requested address is held by another owner;
    *   POOL_EXHAUSTED (from the chooser); POOL_CHANGED when a hold the owner had is one the pool no
-   *   longer hands out (see {@link PlanRequest.refuses}); LEDGER_UNAVAILABLE; LOCK_TIMEOUT.
+   *   longer hands out (see {@link PlanRequest.refuses}), or one that cannot be registered because
+   *   another holder's block was claimed around it (its writer crashed before registering it);
+   *   LEDGER_UNAVAILABLE; LOCK_TIMEOUT.
    */
   plan(req: PlanRequest): Promise<Plan>;
   /**

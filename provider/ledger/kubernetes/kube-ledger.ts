@@ -135,8 +135,10 @@ export const defaultHoldDuration = 15 * 60_000;
  *   again (which renews it); a lapsed hold of another owner is taken over by an update carrying its
  *   resourceVersion. An owner that holds what it asks for gets it again, so `up` gets what
  *   `preview` showed, while the pool still hands it out (`PlanRequest.refuses`): a hold the pool
- *   no longer has (the owner changed it after the hold lapsed) is planned anew, deleted, and the
- *   plan fails with POOL_CHANGED naming it and what is held instead.
+ *   no longer has (the owner changed it after the hold lapsed), or one whose renewal finds another
+ *   holder's block around it (a crashed writer never registered it, so that block was claimed over
+ *   it), is planned anew, deleted with its registrations, and the plan fails with POOL_CHANGED
+ *   naming it and what is held instead.
  * - `reserve` (at `create`) turns the owner's holds into *claims*, or fails naming the stack that
  *   claimed an address in the meantime (never a substitute, never a duplicate). It does not take
  *   the Lease: the Lease orders planning, and a claim is a write preconditioned on what was read.
@@ -265,20 +267,50 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     decidePlan(req, claims, at, planning, outdated);
 
   /**
+   * Holds of this process's holders whose renewal could not register them: another holder's entry
+   * around them is live, which only a hold whose writer stopped before registering it (a crash, or
+   * a timeout after the server applied its create) lets happen. By the object's uid, with why.
+   */
+  const unregistrable = new Map<string, { uid: string; reason: string }>();
+
+  /** Remembers why the renewal of `c` failed, when it failed registering next to another holder. */
+  const noteUnregistrable = (c: Claim | undefined, e: unknown) => {
+    if (!c || !(e instanceof MarkerConflict) || !e.around || ownedBy(e.holder, me, c.owner)) return;
+    unregistrable.set(c.ip, {
+      uid: c.uid,
+      reason:
+        `it lies inside ${describeEntry(e.holder.ip)}, held by ${who(e.holder)}: the check that wrote ` +
+        `it stopped before registering it (a crash or a timeout), so nothing kept that block from being claimed`,
+    });
+  };
+
+  /**
    * The owner's holds that the pool as the request sees it no longer hands out, with why: a hold
-   * outlives the definition it was planned under (a preview, then the owner's change, then `up`).
+   * outlives the definition it was planned under (a preview, then the owner's change, then `up`);
+   * and those whose renewal found another holder's entry around them (see `unregistrable`).
    */
   const outdatedOf = async (req: PlanRequest, claims: readonly Claim[]): Promise<Map<string, string>> => {
-    const refuses = req.refuses;
-    if (!refuses) return new Map();
+    const refuses = req.refuses ?? (async () => undefined);
     const holds = claims.filter((c) => c.state === "hold" && ownedBy(c, me, req.owner));
-    const reasons = await Promise.all(holds.map(async (c) => [c.ip, await refuses(c.ip)] as const));
+    const reasons = await Promise.all(
+      holds.map(async (c) => {
+        const stuck = unregistrable.get(c.ip);
+        return [c.ip, stuck?.uid === c.uid ? stuck.reason : await refuses(c.ip)] as const;
+      }),
+    );
     return new Map(reasons.flatMap(([ip, reason]) => (reason === undefined ? [] : [[ip, reason] as const])));
   };
 
   /** Writes what {@link decidePlan} staged for `req`, in parallel, keeping `claims` current. */
   const commit = async (req: PlanRequest, staged: StagedPlan, claims: Claim[]): Promise<Plan> => {
-    const results = await Promise.allSettled(staged.writes.map((w) => put(w.ip, w.existing, w.fields)));
+    const results = await Promise.allSettled(
+      staged.writes.map((w) =>
+        put(w.ip, w.existing, w.fields).catch((e: unknown) => {
+          if (!staged.fresh) noteUnregistrable(w.existing, e);
+          throw e;
+        }),
+      ),
+    );
     const written = results.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
     for (const c of written) keep(claims, c);
     const failed = results.find((r) => r.status === "rejected");
@@ -294,13 +326,15 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     if (staged.outdated) {
       // Held for nothing now: the owner's next plan (and the pool's owner) must not find them.
       for (const c of staged.release ?? []) {
+        // With whatever registrations it has (a hold that could not be registered: some of them).
         if (await entries.remove(c).catch(() => false)) view.record(c.ip, undefined);
+        unregistrable.delete(c.ip);
       }
       const which = staged.outdated.map((o) => `${describeEntry(o.ip)} (${o.reason})`).join("; ");
       throw new IpamError(
         "POOL_CHANGED",
-        `${which}: planned for ${req.owner} in ${what} earlier (e.g. at preview), and the pool no longer ` +
-          `hands it out, so it was not claimed; ${staged.plan.ips.join(", ")} is held for it now: run the ` +
+        `${which}: planned for ${req.owner} in ${what} earlier (e.g. at preview), and no longer ` +
+          `available, so it was not claimed; ${staged.plan.ips.join(", ")} is held for it now: run the ` +
           `update again (pulumi preview shows the new plan, pulumi up gets exactly it)`,
       );
     }

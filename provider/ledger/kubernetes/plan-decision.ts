@@ -28,8 +28,9 @@ export interface StagedPlan {
   /** The owner's earlier hold that another owner took over after it lapsed. */
   lost?: Claim;
   /**
-   * The owner's holds the pool no longer hands out (see {@link PlanRequest.refuses}), with why:
-   * planned anew instead; the run fails naming them once the new holds are written.
+   * The owner's holds the pool no longer hands out (see {@link PlanRequest.refuses}) or that can no
+   * longer be registered (another holder's entry overlaps them), with why: planned anew instead;
+   * the run fails naming them once the new holds are written.
    */
   outdated?: { ip: string; reason: string }[];
   /** The owner's holds to delete once the new ones are written: outdated, or left out of the new plan. */
@@ -65,7 +66,8 @@ export function decidePlan(
   const mark = req.definition === undefined ? {} : { definition: definitionMark(req.definition) };
   const hold = (seq: number): ClaimFields => ({ ...p.hold(req.owner, seq), ...mark });
   const byIp = new Map(all.map((c) => [c.ip, c]));
-  // A hold the pool no longer hands out: the owner's holds are planned anew, as if it had none.
+  // A hold the pool no longer hands out (or that cannot be registered): the owner's holds are
+  // planned anew, as if it had none.
   const ownHolds = all.filter(
     (c) => ownedBy(c, me, req.owner) && c.state === "hold" && c.resourceVersion !== "",
   );
