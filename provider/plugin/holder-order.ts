@@ -30,6 +30,8 @@ export class HolderOrder {
   private readonly fresh = new Map<string, string>();
   /** The resources each resource checked in this process refers to, by URN. */
   private readonly refs = new Map<string, readonly string[]>();
+  /** The new holders whose plan waits for up (their check knew too little at preview), each with its pool. */
+  private readonly waiting = new Map<string, string>();
 
   /**
    * Records that `urn`, checked now, refers to the resources `to` (URNs): the engine completed their
@@ -64,6 +66,25 @@ export class HolderOrder {
     }
     this.last.set(pool, holder);
     this.fresh.set(holder, pool);
+  }
+
+  /**
+   * Records that new `holder` of `pool` was not planned at its check (a value it plans with, such
+   * as an `observeWith` from an output, is not known at preview): up plans it.
+   */
+  waits(pool: string, holder: string): void {
+    this.waiting.set(holder, pool);
+  }
+
+  /**
+   * A new holder of `pool` checked before `holder` whose plan waits for up, or undefined. Every new
+   * holder of a pool comes after those checked before it ({@link next}), so one that waits takes at
+   * up an address `holder` would be shown at preview: `holder` is not planned at preview either
+   * (as a TypeScript program's queue does with an earlier holder not known yet).
+   */
+  waitingAhead(pool: string, holder: string): string | undefined {
+    for (const [h, p] of this.waiting) if (p === pool && h !== holder) return h;
+    return undefined;
   }
 
   /** Whether `from` refers to `to`, directly or through the resources it refers to. */

@@ -123,14 +123,23 @@ export class EgressIpamProvider implements provider.Provider {
       urn,
       [...given.refs.values()].map((r) => r.urn),
     );
-    if (ordered && poolRef && readRecord(old.value) === undefined) {
+    const fresh = ordered && poolRef !== undefined && readRecord(old.value) === undefined;
+    if (fresh) {
       try {
         this.order.next(poolRef.urn, urn, given.refs.get("after")?.urn);
       } catch (e) {
         return failure("after", e);
       }
+      // After a new holder whose plan waits for up, this one's plan waits too: preview would show
+      // an address up gives the one ahead.
+      if (this.order.waitingAhead(poolRef.urn, urn) !== undefined) {
+        this.order.waits(poolRef.urn, urn);
+        return { inputs: toWire(inputs, given.secrets), failures: [] };
+      }
     }
     const result = await this.impl(impl).check(old.value, inputs);
+    const failed = (result.failures ?? []).length > 0;
+    if (fresh && !failed && result.inputs?.poolId === undefined) this.order.waits(poolRef!.urn, urn);
     return {
       inputs: toWire(result.inputs ?? inputs, given.secrets),
       failures: (result.failures ?? []).map((f) => ({ property: f.property, reason: f.reason })),

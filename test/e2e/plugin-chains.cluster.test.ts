@@ -8,6 +8,8 @@ import { changesOf, type Harness } from "../support/harness";
 import { pluginProject, writeProjectFile } from "../support/plugin-project";
 
 const consumer = () => process.env.EGRESS_IPAM_CONSUMER!;
+/** What the engine shows for a value not known at preview. */
+const UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
 const net = `10.47.${Math.floor(Math.random() * 250)}`;
 
 /** A YAML program: one pool, and the resources given. */
@@ -95,5 +97,25 @@ describe("new holders of one pool ordered by the graph, from YAML", () => {
     );
     expect(err).toMatch(/\[INVALID_CONFIG\] (x and e-z1|e-z1 and x) both take a new address from pool pool/);
     expect(err).toMatch(/Set after: (x on e-z1|e-z1 on x)/);
+  });
+
+  // Issue #55 item 5: the TypeScript queue's "unknown ahead" rule, kept by the chain. A holder whose
+  // plan waits for up (its observeWith holds an output not known at preview) takes the address at
+  // up that preview would have shown the holder after it: that one shows no address at preview.
+  it("a new holder after one whose plan waits for up shows no address at preview, not one up shifts", async () => {
+    const waits = `  a:
+    type: egress-ipam:IpAllocation
+    properties:
+      pool: \${pool}
+      observeWith: { kind: none, hosts: { z1: ["\${pool.id}"] } }
+`;
+    const h = await project(yaml(waits + allocation("b", "a"), "  a: ${a.ip}\n  b: ${b.ip}"));
+    const preview = await h.preview();
+    const shown = preview.planned("b")?.ip;
+    const up = await h.up();
+    expect([up.outputs.a?.value, up.outputs.b?.value]).toEqual([`${net}.10`, `${net}.11`]);
+    // Not planned at preview: no address, or one preview marks as not known yet.
+    expect([undefined, UNKNOWN]).toContain(shown);
+    expect(changesOf((await h.preview()).changeSummary)).toEqual({});
   });
 });

@@ -97,3 +97,20 @@ describe("new holders of one pool must be ordered by references, whatever order 
     }
   });
 });
+
+describe("a new holder whose plan waits for up", () => {
+  it("makes the new holders of its pool checked after it wait too, not those of another pool", () => {
+    const order = new HolderOrder();
+    order.refers(urn("a"), []);
+    order.next("p", urn("a"), undefined);
+    expect(order.waitingAhead("p", urn("a"))).toBeUndefined();
+    order.waits("p", urn("a"));
+    expect(order.waitingAhead("p", urn("a"))).toBeUndefined(); // not ahead of itself
+    order.refers(urn("b"), [urn("a")]);
+    order.next("p", urn("b"), urn("a"));
+    expect(order.waitingAhead("p", urn("b"))).toBe(urn("a"));
+    order.refers(urn("x"), []);
+    order.next("q", urn("x"), undefined);
+    expect(order.waitingAhead("q", urn("x"))).toBeUndefined();
+  });
+});
