@@ -100,7 +100,9 @@ describe("ocp-static with cloud: aws (moto + kube-apiserver)", () => {
     ec2 = ec2Client(moto.endpoint, region);
     aws = await createWorld(ec2, {
       region,
-      subnets: { [zone]: "10.0.1.0/24" },
+      // A subnet of its own: the test cluster is shared, and ocp-static checks every NetNamespace for
+      // an address (ocp-static.cluster and adopt.cluster use addresses of 10.0.1.0/24 at the same time).
+      subnets: { [zone]: "10.0.91.0/24" },
       instances: { [zone]: [{}, {}] },
     });
     const [i1, i2] = aws.instanceIds[zone]!;
@@ -123,19 +125,19 @@ describe("ocp-static with cloud: aws (moto + kube-apiserver)", () => {
   it("writes both sides: the instance's secondary IP and the HostSubnet, and moves and removes both", async () => {
     const [i1, i2] = aws.instanceIds[zone]!;
     const p = createProvisioner(config());
-    await p.addSpecifiedIP("10.0.1.20", w.node.n1);
-    expect(await onInstances()).toEqual({ [i1!]: ["10.0.1.20"] });
-    expect(await hostSubnetIps(w.node.n1)).toEqual(["10.0.1.20"]);
-    expect(await netNamespaceIps(w.ns.x)).toEqual(["10.0.1.20"]);
-    await p.checkIP("10.0.1.20", w.node.n1);
-    expect(await p.usedAddresses!(["10.0.1.0/24"])).toContain("10.0.1.20");
+    await p.addSpecifiedIP("10.0.91.20", w.node.n1);
+    expect(await onInstances()).toEqual({ [i1!]: ["10.0.91.20"] });
+    expect(await hostSubnetIps(w.node.n1)).toEqual(["10.0.91.20"]);
+    expect(await netNamespaceIps(w.ns.x)).toEqual(["10.0.91.20"]);
+    await p.checkIP("10.0.91.20", w.node.n1);
+    expect(await p.usedAddresses!(["10.0.91.0/24"])).toContain("10.0.91.20");
 
-    await p.moveIP("10.0.1.20", w.node.n1, w.node.n2);
-    expect(await onInstances()).toEqual({ [i2!]: ["10.0.1.20"] });
+    await p.moveIP("10.0.91.20", w.node.n1, w.node.n2);
+    expect(await onInstances()).toEqual({ [i2!]: ["10.0.91.20"] });
     expect(await hostSubnetIps(w.node.n1)).toEqual([]);
-    expect(await hostSubnetIps(w.node.n2)).toEqual(["10.0.1.20"]);
+    expect(await hostSubnetIps(w.node.n2)).toEqual(["10.0.91.20"]);
 
-    await p.removeIP("10.0.1.20", w.node.n2);
+    await p.removeIP("10.0.91.20", w.node.n2);
     expect(await onInstances()).toEqual({});
     expect(await hostSubnetIps(w.node.n2)).toEqual([]);
     expect(await netNamespaceIps(w.ns.x)).toEqual([]);
@@ -146,9 +148,9 @@ describe("ocp-static with cloud: aws (moto + kube-apiserver)", () => {
     process.env.KUBECONFIG = faulty.kubeconfig;
     try {
       const p = createProvisioner({ ...config(), context: "readonly@test" });
-      const add = p.addSpecifiedIP("10.0.1.30", w.node.n1);
+      const add = p.addSpecifiedIP("10.0.91.30", w.node.n1);
       await expect(add).rejects.toThrow(
-        /putting 10\.0\.1\.30 on HostSubnet .* failed: .*403 Forbidden.*cannot update resource "hostsubnets".*the secondary IP 10\.0\.1\.30 was taken off instance i-[0-9a-f]+ again, so nothing is left behind/,
+        /putting 10\.0\.91\.30 on HostSubnet .* failed: .*403 Forbidden.*cannot update resource "hostsubnets".*the secondary IP 10\.0\.91\.30 was taken off instance i-[0-9a-f]+ again, so nothing is left behind/,
       );
       expect(await onInstances()).toEqual({});
       expect(await hostSubnetIps(w.node.n1)).toEqual([]);
@@ -164,27 +166,27 @@ describe("ocp-static with cloud: aws (moto + kube-apiserver)", () => {
     proxy.inject({ action: "UnassignPrivateIpAddresses", code: "UnauthorizedOperation", times: 5 });
     try {
       const p = createProvisioner({ ...config(), context: "readonly@test" });
-      const add = p.addSpecifiedIP("10.0.1.31", w.node.n1);
+      const add = p.addSpecifiedIP("10.0.91.31", w.node.n1);
       await expect(add).rejects.toThrow(/403 Forbidden.*cannot update resource "hostsubnets"/);
       await expect(add).rejects.toThrow(/undoing the step before it also failed: .*UnauthorizedOperation/);
       await expect(add).rejects.toThrow(
-        `so 10.0.1.31 is still a secondary IP of instance ${i1} (node ${w.node.n1}) and on no HostSubnet`,
+        `so 10.0.91.31 is still a secondary IP of instance ${i1} (node ${w.node.n1}) and on no HostSubnet`,
       );
-      expect(await onInstances()).toEqual({ [i1!]: ["10.0.1.31"] });
+      expect(await onInstances()).toEqual({ [i1!]: ["10.0.91.31"] });
     } finally {
       process.env.KUBECONFIG = saved;
       proxy.clear();
     }
     // The next attempt (pulumi up again) finishes the job with working permissions, then cleans up.
     const p = createProvisioner(config());
-    await p.addSpecifiedIP("10.0.1.31", w.node.n1);
-    expect(await hostSubnetIps(w.node.n1)).toEqual(["10.0.1.31"]);
-    await p.removeIP("10.0.1.31", w.node.n1);
+    await p.addSpecifiedIP("10.0.91.31", w.node.n1);
+    expect(await hostSubnetIps(w.node.n1)).toEqual(["10.0.91.31"]);
+    await p.removeIP("10.0.91.31", w.node.n1);
     expect(await onInstances()).toEqual({});
   });
 
   describe("a move with a cluster write refused (injected: a ValidatingAdmissionPolicy denies it)", () => {
-    const ip = "10.0.1.40";
+    const ip = "10.0.91.40";
     const carriers = async () => {
       const nodes = [w.node.n1, w.node.n2];
       const lists = await Promise.all(nodes.map((n) => hostSubnetIps(n)));
