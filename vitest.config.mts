@@ -68,6 +68,8 @@ export default defineConfig({
           include: examples,
           globalSetup: ["test/support/global-setup.ts"],
           pool: "forks",
+          // Two files at once, as in `cluster` (the examples are split into two files for it).
+          maxWorkers: 2,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },

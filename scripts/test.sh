@@ -8,6 +8,8 @@
 # built, while that one builds, and the `examples` project once it is.
 # With arguments (`npm test -- test/allocator`), everything is built first and vitest gets them.
 set -euo pipefail
+# Each phase says when it starts, so a run's log shows where its time went.
+phase() { echo "== $* (at ${SECONDS}s)" >&2; }
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 bash scripts/setup.sh
@@ -27,7 +29,7 @@ builds=$!
 # Stopped by its recorded PID if this script ends first (a failed check): never left building.
 trap 'kill -- "-$builds" 2>/dev/null || true' EXIT
 wait_for_builds() {
-  echo "== waiting for the test cluster and example builds (log: $builds_log)" >&2
+  phase "waiting for the test cluster and example builds (log: $builds_log)"
   if ! wait "$builds"; then
     cat "$builds_log" >&2
     echo "test: building the test cluster or the example tools failed (above)" >&2
@@ -37,7 +39,7 @@ wait_for_builds() {
 }
 # Until all but the Kubernetes provider plugin are built (polled: the builds go on after that).
 wait_for_cluster_builds() {
-  echo "== waiting for the test cluster builds (log: $builds_log)" >&2
+  phase "waiting for the test cluster builds (log: $builds_log)"
   while [ ! -e "$cluster_ready" ]; do
     if ! kill -0 "$builds" 2>/dev/null; then wait_for_builds; return; fi
     sleep 2
@@ -50,7 +52,7 @@ if [ "$#" -gt 0 ]; then
   exit 0
 fi
 
-echo "== format, lint, typecheck" >&2
+phase "format, lint, typecheck"
 prettier --check --log-level warn .
 eslint .
 tsc --noEmit -p tsconfig.json
@@ -58,11 +60,12 @@ node scripts/check-api-docs.mjs
 node scripts/api-docs.mjs --check
 node scripts/check-import-graph.mjs
 node scripts/plugin-schema.mjs --check
-echo "== unit tests, and end-to-end tests without the cluster" >&2
+phase "unit tests, and end-to-end tests without the cluster"
 vitest run --project unit --project e2e
 wait_for_cluster_builds
-echo "== end-to-end tests with the test cluster" >&2
+phase "end-to-end tests with the test cluster"
 vitest run --project cluster
 wait_for_builds
-echo "== the example projects" >&2
+phase "the example projects"
 vitest run --project examples
+phase "done"

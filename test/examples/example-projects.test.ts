@@ -4,7 +4,7 @@
 // and a program (and steps) that compile under that tsconfig alone. A YAML or Python one (through
 // the plugin) says in its README how to install the plugin (and the SDK) of this version, sets only
 // what the plugin's schema has (YAML) or parses (Python), and, as a variant `<example>-<language>`,
-// has that example's steps and stacks: examples.cluster.test.ts runs it for the same outputs.
+// has that example's steps and stacks: test/e2e/example-runs.ts runs it for the same outputs.
 import { execFileSync } from "node:child_process";
 import * as fs from "node:fs";
 import * as path from "node:path";
