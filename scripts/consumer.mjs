@@ -69,8 +69,15 @@ export function prepareConsumerProject({ name = "consumer", extraDependencies = 
   try {
     fs.renameSync(tmp, dir);
   } catch (err) {
-    if (!fs.existsSync(path.join(dir, ".installed"))) throw err;
-    fs.rmSync(tmp, { recursive: true, force: true }); // another run finished the same install first
+    if (fs.existsSync(path.join(dir, ".installed"))) {
+      fs.rmSync(tmp, { recursive: true, force: true }); // another run finished the same install first
+      return dir;
+    }
+    if (!fs.existsSync(dir)) throw err;
+    // A folder of this name that is no install: what a test run recreated (its `runs`) after the
+    // install it used was removed as stale. Nothing can be using it as an install: replaced.
+    fs.rmSync(dir, { recursive: true, force: true });
+    fs.renameSync(tmp, dir);
   }
   return dir;
 }
