@@ -28,7 +28,11 @@ describe("the explorer's regression cases", () => {
   });
 
   it.each(cases)("%s", async (_, c) => {
-    const result = await runSequence({ edits: c.edits, cloud: Boolean(c.cloud) }, () => {}, servers);
+    const result = await runSequence(
+      { edits: c.edits, cloud: Boolean(c.cloud), shared: Boolean(c.shared) },
+      () => {},
+      servers,
+    );
     expect(result.violation ? describeFailure(result) : undefined).toBeUndefined();
     expect(result.steps.map((s) => s.outcome)).not.toContain("skipped");
   });

@@ -9,7 +9,10 @@ import { generateSequence } from "./generate";
 import { mustAccept, previewIsUp, slotValues, span, stable, unique, unknownValue } from "./invariants";
 import { programText } from "./program";
 import { shrink } from "./shrink";
-import { applyEdit, emptyWorld, type Edit, type World } from "./world";
+import { applyEdit, emptyWorld, slotsOf, type Edit, type World, type WorldKind } from "./world";
+
+/** A world of each kind in turn, by seed. */
+const kindOf = (seed: number): WorldKind => (["local", "cloud", "shared"] as const)[seed % 3]!;
 
 const walk = (edits: Edit[]): World => edits.reduce<World>((w, e) => applyEdit(w, e)!, emptyWorld());
 
@@ -20,20 +23,19 @@ describe("generation", () => {
   });
 
   it.each([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])("seed %i: every edit applies to the world before it", (seed) => {
-    const cloud = seed % 2 === 0;
-    let w = emptyWorld(cloud);
-    for (const edit of generateSequence(seed, 40, cloud).edits) {
+    let w = emptyWorld(kindOf(seed));
+    for (const edit of generateSequence(seed, 40, kindOf(seed)).edits) {
       const next = applyEdit(w, edit);
       expect(next, JSON.stringify(edit)).toBeDefined();
       w = next!;
     }
-    const names = [...w.pools, ...w.holders].flatMap((r) => [r.name, ...r.aliases]);
+    const names = [...w.pools, ...w.holders, ...w.tenant].flatMap((r) => [r.name, ...r.aliases]);
     expect(new Set(names).size).toBe(names.length);
   });
 
   it("with kills, wraps some program edits (never a person's or a failure's) in a killed up, and leaves the rest as without", () => {
     const runs = Array.from({ length: 20 }, (_, s) =>
-      generateSequence(200 + s, 30, s % 2 === 0, { kills: true }),
+      generateSequence(200 + s, 30, kindOf(s), { kills: true }),
     );
     const killed = runs.flatMap((r) => r.edits).filter((e) => e.op === "killed");
     expect(killed.length).toBeGreaterThan(20);
@@ -45,17 +47,17 @@ describe("generation", () => {
       const w = emptyWorld();
       expect(applyEdit(w, k)).toEqual(applyEdit(w, k.edit));
     }
-    expect(generateSequence(7, 30, false, { kills: true })).toEqual(
-      generateSequence(7, 30, false, { kills: true }),
+    expect(generateSequence(7, 30, "local", { kills: true })).toEqual(
+      generateSequence(7, 30, "local", { kills: true }),
     );
     // Without kills, a seed's sequence is the one it always was (the slice in npm test stays the same).
-    expect(generateSequence(7, 30, false, {}).edits.some((e) => e.op === "killed")).toBe(false);
+    expect(generateSequence(7, 30, "local", {}).edits.some((e) => e.op === "killed")).toBe(false);
   });
 
   it("covers every kind of edit over a few hundred steps", () => {
     const ops = new Set(
-      Array.from({ length: 20 }, (_, s) =>
-        generateSequence(100 + s, 30, s % 2 === 0).edits.map((e) => e.op),
+      Array.from({ length: 30 }, (_, s) =>
+        generateSequence(100 + s, 30, kindOf(s)).edits.map((e) => e.op),
       ).flat(),
     );
     expect([...ops].sort()).toEqual(
@@ -78,6 +80,8 @@ describe("generation", () => {
         "rename",
         "renamePool",
         "requestIp",
+        "tenantAdd",
+        "tenantRemove",
         "strategy",
         "terminate",
         "unassign",
@@ -160,8 +164,44 @@ describe("the model", () => {
   });
 });
 
+describe("a shared world", () => {
+  const shared = [
+    { op: "addPool", family: "ipv4" },
+    { op: "tenantAdd", pool: 0 },
+  ] as const satisfies Edit[];
+  const withTenant = shared.reduce<World>((w, e) => applyEdit(w, e)!, emptyWorld("shared"));
+
+  it("has a tenant stack only there", () => {
+    expect(applyEdit(applyEdit(emptyWorld(), shared[0])!, shared[1])).toBeUndefined();
+    expect(withTenant.tenant.map((t) => [t.name, t.pool])).toEqual([["t0", 0]]);
+  });
+
+  it("keeps a tenant's address through a rename of the pool without an alias (one pool on the ledger), not the program's", () => {
+    const slots = (w: World) => Object.fromEntries(slotsOf(w).map((slot) => [slot.key, slot.addressKey]));
+    const ours = applyEdit(withTenant, { op: "addAlloc", pool: 0 })!;
+    const renamed = applyEdit(ours, { op: "renamePool", pool: 0, alias: false, name: "other" })!;
+    expect(renamed.tenant[0]!.pool).toBe(renamed.pools[0]!.id);
+    expect(slots(renamed).t1).toBe(slots(ours).t1);
+    expect(slots(renamed).h2).not.toBe(slots(ours).h2);
+  });
+
+  it("asks the tenant's demand of the pool too before it insists on acceptance", () => {
+    let w = applyEdit(emptyWorld("shared"), { op: "addPool", family: "ipv4" })!;
+    for (let i = 0; i < 40; i++) w = applyEdit(w, { op: "addAlloc", pool: 0 })!;
+    expect(mustAccept(w)).toBe(true);
+    expect(mustAccept(applyEdit(w, { op: "tenantAdd", pool: 0 })!)).toBe(false);
+  });
+
+  it("shows the tenant's program beside the program's", () => {
+    const text = programText(withTenant);
+    expect(text).toContain(`"ledger":{"kind":"kubernetes","name":"pool-0","namespace":"ipam"}`);
+    expect(text).toContain(`IpPool.shared("pool-0"`);
+    expect(text).toContain(`new IpAllocation("t0", { "pool": shared0}).ips`);
+  });
+});
+
 describe("a cloud world", () => {
-  const withZone = applyEdit(emptyWorld(true), { op: "addPool", family: "ipv4", zone: "za" })!;
+  const withZone = applyEdit(emptyWorld("cloud"), { op: "addPool", family: "ipv4", zone: "za" })!;
 
   it("takes an aws EgressIp only over zones with a pool of their subnet, and one pool per zone", () => {
     const both = { op: "addEgress", pool: 0, domains: ["za", "zb"], aws: { hostTags: "role" } } as const;

@@ -12,6 +12,7 @@ import {
   type Edit,
   type PoolFamily,
   type World,
+  type WorldKind,
 } from "./world";
 
 /** A sequence to run: its seed and its edits, in order (a step is one edit, then preview and up). */
@@ -108,6 +109,7 @@ function programEdit(rng: Rng, w: World): Edit {
     ],
   ];
   if (w.cloud) choices.push(...cloudEdits(rng, w));
+  if (w.shared) choices.push(...tenantEdits(rng, w));
   if (pools.length > 0) {
     choices.push(
       [
@@ -301,6 +303,28 @@ function cloudEdits(rng: Rng, w: World): [() => Edit, number][] {
   return out;
 }
 
+/** Edits of a shared world's tenant stack: allocations of the program's pools, added and removed. */
+function tenantEdits(rng: Rng, w: World): [() => Edit, number][] {
+  const out: [() => Edit, number][] = [];
+  if (w.pools.length > 0)
+    out.push([
+      () => {
+        const pool = rng.pick(w.pools);
+        const single = pool.family !== "dual";
+        return {
+          op: "tenantAdd",
+          pool: pool.id,
+          ...(single && rng.chance(0.2) ? { ip: rng.int(1, 62) } : {}),
+          ...(!single && rng.chance(0.4) ? { family: rng.pick(["ipv4", "ipv6"] as const) } : {}),
+          ...optionalName(rng, w),
+        };
+      },
+      5,
+    ]);
+  if (w.tenant.length > 0) out.push([() => ({ op: "tenantRemove", holder: rng.pick(w.tenant).id }), 2]);
+  return out;
+}
+
 function prefixLength(rng: Rng): number {
   return rng.pick([28, 29, 30]);
 }
@@ -321,11 +345,11 @@ function optionalName(rng: Rng, w: World): { name?: string } {
 export function generateSequence(
   seed: number,
   length: number,
-  cloud = false,
+  kind: WorldKind = "local",
   options: GenerateOptions = {},
 ): Sequence {
   const rng = new Rng(seed);
-  let world = emptyWorld(cloud);
+  let world = emptyWorld(kind);
   const edits: Edit[] = [];
   while (edits.length < length) {
     const edit = generateEdit(rng, world, options);

@@ -100,13 +100,17 @@ export function previewIsUp(
   return out;
 }
 
-/** What each slot of a world holds, from the stack's outputs (`h<id>` per holder). */
+/** What each slot of a world holds, from the stacks' outputs (`h<id>` per holder, `t<id>` per tenant allocation). */
 export function slotValues(
   w: World,
   outputs: Record<string, unknown>,
   cloud?: { zoneOf: Record<string, string>; nameOf: Record<string, string> },
 ): Map<string, SlotValue> {
   const out = new Map<string, SlotValue>();
+  for (const t of w.tenant) {
+    const v = outputs[`t${t.id}`];
+    if (v !== undefined) out.set(`t${t.id}`, { value: (v as string[]).join(",") });
+  }
   for (const h of w.holders) {
     const v = outputs[`h${h.id}`];
     if (v === undefined) continue;
@@ -202,9 +206,10 @@ export function span(text: string): { family: 4 | 6; first: bigint; last: bigint
 
 /**
  * Promise 3: no two live holders of one pool share an address or overlap, as the checkpoint
- * records them (an allocation's addresses, a block's CIDR).
+ * records them (an allocation's addresses, a block's CIDR). `perPool` false: none of any pool (the
+ * stacks of a shared world, where each pool is a subnet of its own, have a pool ID each).
  */
-export function unique(after: Held[]): Violation[] {
+export function unique(after: Held[], perPool = true): Violation[] {
   const out: Violation[] = [];
   const byPool = new Map<string, { urn: string; text: string; span: ReturnType<typeof span> }[]>();
   for (const r of after) {
@@ -216,7 +221,7 @@ export function unique(after: Held[]): Violation[] {
         : kind === "PrefixAllocation"
           ? [r.outputs?.cidr as string]
           : [];
-    const pool = String(r.outputs?.poolId ?? "");
+    const pool = perPool ? String(r.outputs?.poolId ?? "") : "any";
     for (const text of texts.filter((t) => typeof t === "string"))
       (byPool.get(pool) ?? byPool.set(pool, []).get(pool)!).push({ urn: r.urn, text, span: span(text) });
   }
@@ -250,7 +255,7 @@ export function coded(messages: string[]): Violation[] {
 /**
  * Whether the program of `w` is one the product must accept: every EgressIp's families fit its
  * pool and its domains have hosts, no address is requested or excluded, no blocks, and every pool
- * has room for all its holders. A refusal of such a program breaks promise 6's other half: a
+ * has room for all its holders (the tenant stack's too). A refusal of such a program breaks promise 6's other half: a
  * refusal is for a program that is wrong.
  */
 export function mustAccept(w: World): boolean {
@@ -258,7 +263,7 @@ export function mustAccept(w: World): boolean {
   const add = (pool: number, family: string, n: number) =>
     demand.set(`${pool}/${family}`, (demand.get(`${pool}/${family}`) ?? 0) + n);
   for (const p of w.pools) if (p.exclude.length > 0) return false;
-  for (const h of w.holders) {
+  for (const h of [...w.holders, ...w.tenant]) {
     const pool = w.pools.find((p) => p.id === h.pool)!;
     const poolFamilies = pool.family === "dual" ? ["ipv4", "ipv6"] : [pool.family];
     if (h.kind === "prefix") return false;

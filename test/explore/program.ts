@@ -3,7 +3,15 @@
  * same program as TypeScript source, printed with a failing sequence so it can be run by hand.
  */
 import type * as pulumi from "@pulumi/pulumi";
-import { addressAt, subnetsOf, type HolderModel, type PoolModel, type World } from "./world";
+import {
+  addressAt,
+  ledgerName,
+  subnetsOf,
+  type AllocModel,
+  type HolderModel,
+  type PoolModel,
+  type World,
+} from "./world";
 
 /** What a cloud world's program needs from the run: where EC2 is, and what an edit resolved. */
 export interface CloudContext {
@@ -17,11 +25,29 @@ export interface CloudContext {
 
 type Pkg = typeof import("../../provider/index");
 
-/** The IpPool arguments of a pool of the model. */
-export function poolArgs(pool: PoolModel): Record<string, unknown> {
+/**
+ * Where a shared world's pools keep their ledger: a namespace of the test cluster of its own (the
+ * kubeconfig comes from KUBECONFIG, so nothing secret is in the program).
+ */
+export interface SharedContext {
+  namespace: string;
+}
+
+/** The `ledger` of a shared world's pool. */
+export const ledgerOf = (pool: PoolModel, shared: SharedContext) => ({
+  kind: "kubernetes" as const,
+  name: ledgerName(pool),
+  namespace: shared.namespace,
+});
+
+/** The IpPool arguments of a pool of the model (`shared`: on its ledger). */
+export function poolArgs(pool: PoolModel, shared?: SharedContext): Record<string, unknown> {
   const { ipv4, ipv6 } = subnetsOf(pool);
   const exclude = pool.exclude.map((offset) => addressAt(pool, offset));
   const common = {
+    ...(shared ? { ledger: ledgerOf(pool, shared) } : {}),
+    // A shared pool hands out blocks by its rule only (the block markers): the generator's lengths.
+    ...(shared && pool.family === "ipv4" ? { prefixLengths: { min: 28, max: 30 } } : {}),
     ...(exclude.length > 0 ? { exclude } : {}),
     ...(pool.strategy ? { strategy: pool.strategy } : {}),
     ...(pool.zone ? { cloudReserved: "aws" } : {}),
@@ -37,11 +63,7 @@ export function poolArgs(pool: PoolModel): Record<string, unknown> {
 /** The arguments of a holder (its pool given separately). */
 export function holderArgs(w: World, h: HolderModel, cloud?: CloudContext): Record<string, unknown> {
   const pool = w.pools.find((p) => p.id === h.pool)!;
-  if (h.kind === "alloc")
-    return {
-      ...(h.ip === undefined ? {} : { ip: addressAt(pool, h.ip) }),
-      ...(h.family ? { family: h.family } : {}),
-    };
+  if (h.kind === "alloc") return allocArgs(pool, h);
   if (h.kind === "prefix") return { prefixLength: h.prefixLength };
   if (h.aws) {
     const eips = h.aws.elasticIps;
@@ -78,10 +100,15 @@ const aliasesOf = (r: { aliases: string[] }) =>
  * outputs, `h<id>` per holder, are what each holder has: `ips` (an allocation), `cidr` (a block) or
  * `addresses` (an EgressIp, by domain and family, and its `publicIps` as `h<id>.publicIps`).
  */
-export function programOf(w: World, pkg: Pkg, cloud?: CloudContext): () => Promise<Record<string, unknown>> {
+export function programOf(
+  w: World,
+  pkg: Pkg,
+  cloud?: CloudContext,
+  shared?: SharedContext,
+): () => Promise<Record<string, unknown>> {
   return async () => {
     const pools = new Map(
-      w.pools.map((p) => [p.id, new pkg.IpPool(p.name, poolArgs(p) as never, aliasesOf(p))]),
+      w.pools.map((p) => [p.id, new pkg.IpPool(p.name, poolArgs(p, shared) as never, aliasesOf(p))]),
     );
     const outputs: Record<string, pulumi.Output<unknown>> = {};
     for (const h of w.holders) {
@@ -100,6 +127,39 @@ export function programOf(w: World, pkg: Pkg, cloud?: CloudContext): () => Promi
         outputs[`h${h.id}`] = e.addresses;
         outputs[`h${h.id}.publicIps`] = e.publicIps;
       }
+    }
+    return outputs;
+  };
+}
+
+/** The arguments of an allocation of `pool` (its pool given separately). */
+function allocArgs(pool: PoolModel, h: AllocModel): Record<string, unknown> {
+  return {
+    ...(h.ip === undefined ? {} : { ip: addressAt(pool, h.ip) }),
+    ...(h.family ? { family: h.family } : {}),
+  };
+}
+
+/**
+ * The tenant stack's program of a shared world: an `IpPool.shared` reference of each pool it
+ * holds from (named for the pool's ledger) and its allocations, whose `ips` are its outputs `t<id>`.
+ */
+export function tenantProgramOf(
+  w: World,
+  pkg: Pkg,
+  shared: SharedContext,
+): () => Promise<Record<string, unknown>> {
+  return async () => {
+    const refs = new Map<number, InstanceType<Pkg["IpPool"]>>();
+    const outputs: Record<string, pulumi.Output<unknown>> = {};
+    for (const t of w.tenant) {
+      const pool = w.pools.find((p) => p.id === t.pool)!;
+      let ref = refs.get(pool.subnet);
+      if (!ref) {
+        ref = pkg.IpPool.shared(ledgerName(pool), { ledger: ledgerOf(pool, shared) });
+        refs.set(pool.subnet, ref);
+      }
+      outputs[`t${t.id}`] = new pkg.IpAllocation(t.name, { pool: ref, ...allocArgs(pool, t) } as never).ips;
     }
     return outputs;
   };
@@ -124,8 +184,9 @@ export function programText(w: World): string {
     `import { EgressIp, IpAllocation, IpPool, PrefixAllocation } from "pulumi-egress-ipam";`,
     "",
   ];
+  const shared = w.shared ? shownLedger : undefined;
   for (const p of w.pools)
-    lines.push(`const pool${p.id} = new IpPool(${lit(p.name)}, ${lit(poolArgs(p))}${opts(p)});`);
+    lines.push(`const pool${p.id} = new IpPool(${lit(p.name)}, ${lit(poolArgs(p, shared))}${opts(p)});`);
   for (const h of w.holders) {
     const pool =
       h.kind === "egress" && h.zonePools
@@ -139,5 +200,25 @@ export function programText(w: World): string {
         `.${h.kind === "alloc" ? "ips" : h.kind === "prefix" ? "cidr" : "addresses"};`,
     );
   }
+  if (w.tenant.length > 0) {
+    lines.push("", "// The tenant stack's program (a project of its own), with KUBECONFIG as the program's:");
+    const refs = new Set<number>();
+    for (const t of w.tenant) {
+      const pool = w.pools.find((p) => p.id === t.pool)!;
+      const ref = `shared${pool.subnet}`;
+      if (!refs.has(pool.subnet)) {
+        refs.add(pool.subnet);
+        const ledger = lit(ledgerOf(pool, shownLedger));
+        lines.push(`// const ${ref} = IpPool.shared(${lit(ledgerName(pool))}, { ledger: ${ledger} });`);
+      }
+      const args = JSON.stringify(allocArgs(pool, t))
+        .replace(/^\{/, `{ "pool": ${ref},`)
+        .replace(/,\}$/, "}");
+      lines.push(`// export const t${t.id} = new IpAllocation(${lit(t.name)}, ${args}).ips;`);
+    }
+  }
   return lines.join("\n") + "\n";
 }
+
+/** A shared world as a printed program shows it: the reader's own ledger namespace. */
+const shownLedger: SharedContext = { namespace: "ipam" };

@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { programText } from "./program";
 import type { RunResult } from "./runner";
-import { applyEdit, emptyWorld, type Edit, type World } from "./world";
+import { applyEdit, emptyWorld, kindOfWorld, type Edit, type World } from "./world";
 
 /** A regression case: the edits to replay and the promise they once broke. */
 export interface ExploreCase {
@@ -16,13 +16,15 @@ export interface ExploreCase {
   broke: string;
   /** A cloud world (moto). */
   cloud?: boolean;
+  /** A shared world (a ledger on the test cluster, and a tenant stack). */
+  shared?: boolean;
   edits: Edit[];
 }
 
 /** The worlds the engine accepted before each step of `result`'s edits, replayed on the model. */
 function worldsAlong(result: RunResult): World[] {
   const worlds: World[] = [];
-  let w = emptyWorld(result.world.cloud);
+  let w = emptyWorld(kindOfWorld(result.world));
   for (const [i, edit] of result.edits.entries()) {
     worlds.push(w);
     const outcome = result.steps[i]?.outcome;
@@ -55,13 +57,14 @@ export function describeFailure(result: RunResult): string {
 }
 
 /** Writes `result` as a case file into `dir` (made when missing); returns its path. */
-export function writeCase(dir: string, name: string, result: RunResult, cloud = false): string {
+export function writeCase(dir: string, name: string, result: RunResult): string {
   fs.mkdirSync(dir, { recursive: true });
   const file = path.join(dir, `${name}.json`);
   const c: ExploreCase = {
     title: `found by the explorer (${name}): ${result.violation!.message.slice(0, 200)}`,
     broke: result.violation!.invariant,
-    ...(cloud ? { cloud } : {}),
+    ...(result.world.cloud ? { cloud: true } : {}),
+    ...(result.world.shared ? { shared: true } : {}),
     edits: result.edits,
   };
   fs.writeFileSync(file, JSON.stringify(c, null, 2) + "\n");

@@ -10,6 +10,7 @@ const seed = Number(process.env.EXPLORE_SEED ?? "1");
 const length = Number(process.env.EXPLORE_LENGTH ?? "10");
 const shrinkMinutes = Number(process.env.EXPLORE_SHRINK_MINUTES ?? "10");
 const cloud = (process.env.EXPLORE_CLOUD ?? "mixed") as "none" | "mixed" | "all";
+const shared = (process.env.EXPLORE_SHARED ?? "mixed") as "none" | "mixed" | "all";
 const kills = (process.env.EXPLORE_KILLS ?? "on") === "on";
 const foundDir = process.env.EXPLORE_FOUND ?? path.join(__dirname, "..", "..", ".explore", "found");
 
@@ -20,6 +21,7 @@ it(
       seed,
       length,
       cloud,
+      shared,
       kills,
       budgetMs: minutes * 60_000,
       shrinkMs: shrinkMinutes * 60_000,

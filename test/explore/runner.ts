@@ -7,7 +7,12 @@
  */
 import type * as automation from "@pulumi/pulumi/automation";
 import { changesOf, Harness, type PreviewResult, type StateResource } from "../support/harness";
-import { Rng } from "./rng";
+import { freshNamespace, testKubeconfig } from "../support/kube";
+import { motoCredentials } from "../support/moto";
+import { checkSays, quietAfter } from "./after-step";
+import { foreignState, freshCloud, leftovers, region, zoneOf, type Cloud, type CloudServers } from "./cloud";
+import { applyCloudFault, isCloudFault, ownElasticIps } from "./cloud-steps";
+import { codeIn, errorText, plannedBy, sorted } from "./engine-text";
 import { generateEdit } from "./generate";
 import {
   addressFields,
@@ -21,30 +26,11 @@ import {
   type SlotValue,
   type Violation,
 } from "./invariants";
-import { programOf, type CloudContext } from "./program";
-import {
-  foreignState,
-  freshCloud,
-  leftovers,
-  region,
-  terminate,
-  unassign,
-  handOver,
-  zoneOf,
-  type CloudServers,
-} from "./cloud";
-import { motoCredentials } from "../support/moto";
-import { runCli } from "../support/cli";
-import {
-  cliProcessesIn,
-  connectedToPort,
-  enginePortOf,
-  processAgeMs,
-  providerProcessesIn,
-  repairTornSidecar,
-} from "../support/provider-processes";
-import type { Cloud } from "./cloud";
-import { applyEdit, emptyWorld, type Edit, type World } from "./world";
+import { recoverFromKill, upKilledAfter } from "./killed-up";
+import { programOf, tenantProgramOf, type CloudContext, type SharedContext } from "./program";
+import { ledgerLeftovers } from "./ledger";
+import { Rng } from "./rng";
+import { applyEdit, emptyWorld, type Edit, type World, type WorldKind } from "./world";
 
 type Pkg = typeof import("../../provider/index");
 
@@ -69,26 +55,44 @@ export interface RunResult {
 }
 
 /**
- * How to run: replay `edits`, or generate `length` edits from `seed`; `cloud` for a cloud world;
+ * How to run: replay `edits`, or generate `length` edits from `seed`; `cloud` for a cloud world,
+ * `shared` for a shared one (the test cluster's, whose kubeconfig is EGRESS_IPAM_KUBECONFIG);
  * `kills` to generate edits whose `up` is killed (see generateEdit).
  */
 export type RunPlan = ({ edits: Edit[] } | { seed: number; length: number }) & {
   cloud?: boolean;
+  shared?: boolean;
   kills?: boolean;
 };
 
-/**
- * What an engine command's failure says: the first coded error it printed (the CLI's output also
- * holds its progress lines), else the whole text.
- */
-const errorText = (e: unknown) => {
-  const text = e instanceof Error ? e.message : String(e);
-  const coded = /error: (\[[A-Z][A-Z_]*[A-Z]\] [^\n]*)/.exec(text)?.[1];
-  return coded ?? text;
-};
+/** The kind of world a plan explores. */
+export const worldKindOf = (plan: Pick<RunPlan, "cloud" | "shared">): WorldKind =>
+  plan.cloud ? "cloud" : plan.shared ? "shared" : "local";
 
-/** The code of a refusal, from the engine's error text. */
-const codeIn = (text: string) => /\[([A-Z][A-Z_]*[A-Z])\] /.exec(text)?.[1];
+/** A sequence as it runs: its stack, its cloud, and the last world the engine accepted. */
+interface Sequence {
+  h: Harness;
+  pkg: Pkg;
+  cloud?: Cloud;
+  context?: CloudContext;
+  /** A shared world's ledger, and its second stack, the tenant. */
+  shared?: SharedContext;
+  tenant?: Harness;
+  /** Each stack's outputs after its last up (the tenant's `t<id>` beside the program's `h<id>`). */
+  outputs: Map<Harness, Record<string, unknown>>;
+  world: World;
+  /** The address (and host, public address) of every slot of `world`. */
+  values: Map<string, SlotValue>;
+  /** Somebody else's things as planted (see foreignState). */
+  foreignBefore?: string;
+  /** The stacks given a program (so there is something to destroy), in the order they were. */
+  programmed: Set<Harness>;
+  /** Hears a line per step. */
+  log: (line: string) => void;
+}
+
+/** How a step ended: an outcome to record, or a broken promise. */
+type StepEnd = { outcome: StepRecord["outcome"]; code?: string } | { violation: Violation };
 
 /**
  * Runs one sequence on a fresh stack of `pkg` (the package as the consumer project installed it).
@@ -100,375 +104,265 @@ export async function runSequence(
   servers?: CloudServers,
 ): Promise<RunResult> {
   if (plan.cloud && !servers) throw new Error("a cloud world needs the cloud servers (startCloud)");
-  const h = Harness.create("explore", plan.cloud ? { env: motoCredentials } : {});
-  const pkg = h.pkg<Pkg>("pulumi-egress-ipam");
+  const kind = worldKindOf(plan);
+  const env =
+    kind === "cloud" ? motoCredentials : kind === "shared" ? { KUBECONFIG: testKubeconfig() } : undefined;
+  const h = Harness.create("explore", env ? { env } : {});
   const cloud = plan.cloud ? await freshCloud(servers!) : undefined;
-  const context: CloudContext | undefined = cloud && {
-    region,
-    endpoint: cloud.endpoint,
-    zoneOf,
-    adopted: new Map(),
-  };
-  let foreignBefore = cloud && (await foreignState(cloud));
-  /** A planted thing changed since it was planted. */
-  const foreignChanged = async (): Promise<Violation | undefined> => {
-    if (!cloud) return undefined;
-    const now = await foreignState(cloud);
-    return now === foreignBefore
-      ? undefined
-      : { invariant: "foreign", message: `somebody else's changed: was ${foreignBefore}, is ${now}` };
+  const s: Sequence = {
+    h,
+    pkg: h.pkg<Pkg>("pulumi-egress-ipam"),
+    ...(cloud ? { cloud, context: { region, endpoint: cloud.endpoint, zoneOf, adopted: new Map() } } : {}),
+    ...(kind === "shared"
+      ? {
+          shared: { namespace: await freshNamespace("explore") },
+          tenant: Harness.create("explore-tenant", { env: env! }),
+        }
+      : {}),
+    outputs: new Map(),
+    world: emptyWorld(kind),
+    values: new Map(),
+    ...(cloud ? { foreignBefore: await foreignState(cloud) } : {}),
+    programmed: new Set(),
+    log,
   };
   const rng = "seed" in plan ? new Rng(plan.seed) : undefined;
   const total = "seed" in plan ? plan.length : plan.edits.length;
   const edits: Edit[] = [];
   const steps: StepRecord[] = [];
-  let world = emptyWorld(Boolean(plan.cloud));
-  let values = new Map<string, SlotValue>();
-  let programmed = false;
   const fail = (step: number, v: Violation): RunResult => ({
     edits,
     steps,
     violation: { ...v, step },
-    world,
+    world: s.world,
   });
   try {
     for (let i = 0; i < total; i++) {
       const edit = rng
-        ? generateEdit(rng, world, { kills: plan.kills })
+        ? generateEdit(rng, s.world, { kills: plan.kills })
         : (plan as { edits: Edit[] }).edits[i]!;
       edits.push(edit);
       const started = Date.now();
-      const next = applyEdit(world, edit);
-      const record = (outcome: StepRecord["outcome"], code?: string) => {
-        steps.push({ edit, outcome, ...(code ? { code } : {}), ms: Date.now() - started });
-        log(
-          `step ${i}: ${JSON.stringify(edit)} → ${outcome}${code ? ` ${code}` : ""} (${Date.now() - started} ms)`,
-        );
-      };
-      if (!next) {
-        record("skipped");
-        continue;
-      }
-      if (edit.op === "refresh") {
-        if (world.holders.length === 0 && world.pools.length === 0) {
-          record("skipped");
-          continue;
-        }
-        try {
-          const refreshed = await h.refresh();
-          const changed = changesOf(refreshed.summary.resourceChanges);
-          if (Object.keys(changed).length > 0)
-            return fail(i, {
-              invariant: "quiet",
-              message: `refresh after up changed ${JSON.stringify(changed)}`,
-            });
-        } catch (e) {
-          return fail(i, { invariant: "quiet", message: `refresh failed: ${errorText(e)}` });
-        }
-        const quiet = (await quietAfter(h)) ?? (await foreignChanged());
-        if (quiet) return fail(i, quiet);
-        record("refreshed");
-        continue;
-      }
-      // What people and failures do happens in the cloud, then the next up repairs it: a removed
-      // address is found by refresh, a terminated host's addresses move at plain up.
-      if (cloud && edit.op === "unassign") {
-        const own = [...values].find(([key]) => key.startsWith(`h${edit.holder}/`))?.[1];
-        if (own) await unassign(cloud, own.value);
-        try {
-          await h.refresh();
-        } catch (e) {
-          return fail(i, {
-            invariant: "quiet",
-            message: `refresh after an address was taken off failed: ${errorText(e)}`,
-          });
-        }
-      }
-      if (cloud && edit.op === "terminate") await terminate(cloud, edit.host);
-      if (cloud && edit.op === "handOver") {
-        const own = [...values].find(([key]) => key.startsWith(`h${edit.holder}/`));
-        if (own?.[1].host) {
-          const domain = own[0].split("/")[1]!;
-          const subnet = cloud.subnetOf[domain]!;
-          await handOver(cloud, own[1].value, own[1].host, subnet);
-          foreignBefore = await foreignState(cloud);
-        }
-      }
-      if (cloud && (edit.op === "terminate" || edit.op === "unassign" || edit.op === "handOver")) {
-        const said = await checkSays(h, cloud, false);
-        if (said) return fail(i, said);
-      }
-      const adoptedBefore = context && new Map(context.adopted);
-      if (context && edit.op === "elasticIps" && edit.elasticIps === "adoptOwn")
-        context.adopted.set(edit.holder, await ownElasticIps(h, values, edit.holder));
-      await h.program(programOf(next, pkg, context));
-      programmed = true;
-      let preview;
-      try {
-        preview = await h.preview();
-      } catch (e) {
-        const text = errorText(e);
-        const uncoded = coded(codeIn(text) ? [text.slice(text.indexOf("["))] : [text]);
-        if (/errors printed without their code/.test(text) || uncoded.length > 0)
-          return fail(i, uncoded[0] ?? { invariant: "coded", message: text.slice(0, 800) });
-        if (mustAccept(next))
-          return fail(i, {
-            invariant: "accepts-valid",
-            message: `preview refused a valid program: ${text.slice(0, 800)}`,
-          });
-        if (context) context.adopted = adoptedBefore!;
-        record("refused", codeIn(text));
-        continue;
-      }
-      let planned = plannedBy(preview);
-      let up: automation.UpResult;
-      let killed = false;
-      const firstPlan = planned;
-      try {
-        if (edit.op === "killed") {
-          const run = await upKilledAfter(h, edit.afterMs);
-          if ("result" in run) up = run.result;
-          else {
-            // docs/operating.md, after a killed up: the provider exits within seconds; `pulumi
-            // cancel` (and, on a file backend, the torn attributes file deleted); the next up
-            // finishes the work. What its preview shows, it does.
-            killed = true;
-            const notes: string[] = [];
-            const recovered = await recoverFromKill(h, run.providers, notes);
-            for (const note of notes) log(`step ${i}: ${note}`);
-            if ("invariant" in recovered) return fail(i, recovered);
-            preview = recovered.preview;
-            planned = recovered.planned;
-            up = recovered.up;
-          }
-        } else up = await h.up();
-      } catch (e) {
-        return fail(i, {
-          invariant: "preview-is-up",
-          message: `preview passed, up failed: ${errorText(e).slice(0, 1200)}`,
-        });
-      }
-      const previewed = changesOf(preview.changeSummary);
-      const done = changesOf(up.summary.resourceChanges as Record<string, number>);
-      if (JSON.stringify(sorted(previewed)) !== JSON.stringify(sorted(done)))
-        return fail(i, {
-          invariant: "preview-is-up",
-          message: `preview planned ${JSON.stringify(sorted(previewed))}, up did ${JSON.stringify(sorted(done))}`,
-        });
-      const state = await h.resources();
-      const outputs = Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value]));
-      const nextValues = slotValues(next, outputs, cloud && { zoneOf, nameOf: cloud.nameOf });
-      const broken = [
-        ...previewIsUp(planned, state),
-        // Across a kill: the addresses and blocks the first preview showed are those the step ends with.
-        ...(killed ? previewIsUp(firstPlan, state, addressFields) : []),
-        ...unique(state),
-        ...stable(world, values, next, nextValues),
-      ];
-      if (broken.length > 0) return fail(i, broken[0]!);
-      const quiet =
-        (await quietAfter(h)) ?? (await foreignChanged()) ?? (cloud && (await checkSays(h, cloud, true)));
-      if (quiet) return fail(i, quiet);
-      world = next;
-      values = nextValues;
-      record(killed ? "killed" : "applied");
+      const next = applyEdit(s.world, edit);
+      const end: StepEnd = !next
+        ? { outcome: "skipped" }
+        : edit.op === "refresh"
+          ? await refreshStep(s)
+          : await programStep(s, i, edit, next);
+      if ("violation" in end) return fail(i, end.violation);
+      const ms = Date.now() - started;
+      steps.push({ edit, outcome: end.outcome, ...(end.code ? { code: end.code } : {}), ms });
+      log(`step ${i}: ${JSON.stringify(edit)} → ${end.outcome}${end.code ? ` ${end.code}` : ""} (${ms} ms)`);
     }
-    if (!programmed) {
-      log("destroy: no stack was made");
-      return { edits, steps, world };
-    }
-    try {
-      await h.destroy();
-    } catch (e) {
-      return fail(total, { invariant: "destroy", message: `destroy failed: ${errorText(e).slice(0, 1200)}` });
-    }
-    const left = (await h.resources()).filter((r: StateResource) => r.type !== "pulumi:pulumi:Stack");
-    if (left.length > 0)
-      return fail(total, {
-        invariant: "destroy",
-        message: `destroy left ${left.map((r) => r.urn).join(", ")}`,
-      });
-    if (cloud) {
-      const adopted = new Set([...context!.adopted.values()].flatMap((m) => Object.values(m)));
-      const left = await leftovers(cloud, adopted);
-      if (left.length > 0)
-        return fail(total, { invariant: "destroy", message: `destroy left in EC2: ${left.join(", ")}` });
-      const changed = await foreignChanged();
-      if (changed) return fail(total, changed);
-    }
-    log(`destroy: nothing left`);
-    return { edits, steps, world };
+    const destroyed = await finalDestroy(s);
+    if (destroyed) return fail(total, destroyed);
+    return { edits, steps, world: s.world };
   } finally {
     h.dispose();
+    s.tenant?.dispose();
   }
 }
 
-/** What a preview planned for each resource: its operation and the inputs it showed. */
-function plannedBy(preview: PreviewResult): Record<string, Planned> {
-  const planned: Record<string, Planned> = {};
-  for (const e of preview.events) {
-    const m = e.resourcePreEvent?.metadata;
-    if (m) planned[m.urn] = { op: m.op, ...(m.new?.inputs ? { inputs: m.new.inputs } : {}) };
-  }
-  return planned;
+/** A planted thing changed since it was planted. */
+async function foreignChanged(s: Sequence): Promise<Violation | undefined> {
+  if (!s.cloud) return undefined;
+  const now = await foreignState(s.cloud);
+  return now === s.foreignBefore
+    ? undefined
+    : { invariant: "foreign", message: `somebody else's changed: was ${s.foreignBefore}, is ${now}` };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+/** The stacks of the sequence that have a program, the tenant's after the program's. */
+const stacksOf = (s: Sequence): Harness[] =>
+  [s.h, ...(s.tenant ? [s.tenant] : [])].filter((h) => s.programmed.has(h));
 
-/** A provider process as the kill found it: how long it had run, and whether it served this package. */
-interface AtKill {
-  ageMs?: number;
-  /** Connected to its engine: it had run this package's code (see connectedToPort). */
-  served: boolean;
-}
+/** How messages name a stack of the sequence. */
+const stackRole = (s: Sequence, h: Harness) => (h === s.tenant ? "tenant stack" : "stack");
 
-/**
- * `pulumi up`, killed with SIGKILL (a CI timeout, the OOM killer) `afterMs` after it starts, unless
- * it is over by then: its result, or `{ killed: true }` with the provider processes as the kill
- * found them. An `up` that fails on its own throws.
- */
-async function upKilledAfter(
-  h: Harness,
-  afterMs: number,
-): Promise<{ result: automation.UpResult } | { killed: true; providers: Map<number, AtKill> }> {
-  let over = false;
-  const run = h.up().then(
-    (result) => ((over = true), { result }),
-    (error: unknown) => ((over = true), { error }),
-  );
-  await Promise.race([run, sleep(afterMs)]);
-  const pids = over ? [] : cliProcessesIn(h.workDir, "up");
-  const providers = new Map<number, AtKill>(
-    providerProcessesIn(h.workDir).map((pid) => {
-      const port = enginePortOf(pid);
-      return [pid, { ageMs: processAgeMs(pid), served: port !== undefined && connectedToPort(pid, port) }];
-    }),
-  );
-  for (const pid of pids) process.kill(pid, "SIGKILL");
-  const out = await run;
-  if ("result" in out) return out;
-  if (pids.length > 0) return { killed: true, providers };
-  throw out.error;
-}
+/** The edits of the tenant stack (a shared world), which run there. */
+const isTenantEdit = (edit: Edit): boolean => edit.op === "tenantAdd" || edit.op === "tenantRemove";
 
-/**
- * What docs/operating.md says to do after a killed `up`, checked as it goes: no provider process
- * that served this package left after 20 s, `pulumi cancel` (the lock), the torn attributes file of
- * a file backend deleted, then a preview and an up that finish the work. A provider process killed
- * before it served this package (Pulumi's own dynamic-provider host, which does not watch its
- * engine) is stopped by its PID and told in `notes`, not counted against the promise.
- */
-async function recoverFromKill(
-  h: Harness,
-  atKill: Map<number, AtKill>,
-  notes: string[],
-): Promise<
-  Violation | { preview: PreviewResult; planned: Record<string, Planned>; up: automation.UpResult }
-> {
-  const started = Date.now();
-  while (providerProcessesIn(h.workDir).length > 0) {
-    if (Date.now() - started > 20_000) {
-      const left = providerProcessesIn(h.workDir);
-      for (const pid of left) process.kill(pid, "SIGKILL");
-      const told = (pid: number) => {
-        const p = atKill.get(pid);
-        return `${pid} (${p ? `${p.ageMs} ms old at the kill, ${p.served ? "serving" : "not yet serving"} this package` : "started after the kill"})`;
-      };
-      const served = left.filter((pid) => atKill.get(pid)?.served);
-      if (served.length > 0)
+/** A refresh of each stack, which after an up must change nothing. */
+async function refreshStep(s: Sequence): Promise<StepEnd> {
+  if (s.world.holders.length === 0 && s.world.pools.length === 0) return { outcome: "skipped" };
+  for (const h of stacksOf(s)) {
+    try {
+      const changed = changesOf((await h.refresh()).summary.resourceChanges);
+      if (Object.keys(changed).length > 0)
         return {
-          invariant: "killed",
-          message: `provider processes ${served.map(told).join(", ")} still ran 20 s after up was killed`,
+          violation: {
+            invariant: "quiet",
+            message: `refresh of the ${stackRole(s, h)} after up changed ${JSON.stringify(changed)}`,
+          },
         };
-      notes.push(
-        `Pulumi's own provider host ${left.map(told).join(", ")} outlived the killed up: stopped by PID`,
-      );
-      break;
+    } catch (e) {
+      return {
+        violation: {
+          invariant: "quiet",
+          message: `refresh of the ${stackRole(s, h)} failed: ${errorText(e)}`,
+        },
+      };
     }
-    await sleep(200);
   }
-  repairTornSidecar(h.checkpointFile);
-  await h.cancel().catch(() => undefined); // no lock left is fine
+  const quiet = (await allQuiet(s)) ?? (await foreignChanged(s));
+  return quiet ? { violation: quiet } : { outcome: "refreshed" };
+}
+
+/** Promise 5 for every stack of the sequence (see quietAfter). */
+async function allQuiet(s: Sequence): Promise<Violation | undefined> {
+  for (const h of stacksOf(s)) {
+    const quiet = await quietAfter(h);
+    if (quiet) return s.tenant ? { ...quiet, message: `the ${stackRole(s, h)}: ${quiet.message}` } : quiet;
+  }
+  return undefined;
+}
+
+/** What every stack holds: its checkpoint's resources. */
+async function heldByAll(s: Sequence): Promise<StateResource[]> {
+  const all: StateResource[] = [];
+  for (const h of stacksOf(s)) all.push(...(await h.resources()));
+  return all;
+}
+
+/**
+ * The program of `next` previewed and brought up on its stack (the tenant's for a tenant edit;
+ * first, for a fault, what it does in the cloud), with every promise checked on the way: a
+ * refusal is coded and of a program the product may refuse; what preview shows, up does (across a
+ * killed up too); addresses are unique (across the stacks of a shared pool) and stay where the
+ * edit does not move them; then nothing is left to do on any stack.
+ */
+async function programStep(s: Sequence, i: number, edit: Edit, next: World): Promise<StepEnd> {
+  const { cloud, context } = s;
+  const inner = edit.op === "killed" ? edit.edit : edit;
+  const h = isTenantEdit(inner) ? s.tenant! : s.h;
+  if (cloud && isCloudFault(edit)) {
+    const fault = await applyCloudFault(h, cloud, edit, s.values);
+    if (fault.handedOver) s.foreignBefore = await foreignState(cloud);
+    if (fault.violation) return { violation: fault.violation };
+  }
+  const adoptedBefore = context && new Map(context.adopted);
+  if (context && edit.op === "elasticIps" && edit.elasticIps === "adoptOwn")
+    context.adopted.set(edit.holder, await ownElasticIps(h, s.values, edit.holder));
+  await h.program(
+    h === s.tenant ? tenantProgramOf(next, s.pkg, s.shared!) : programOf(next, s.pkg, context, s.shared),
+  );
   let preview: PreviewResult;
   try {
     preview = await h.preview();
   } catch (e) {
+    const text = errorText(e);
+    const uncoded = coded(codeIn(text) ? [text.slice(text.indexOf("["))] : [text]);
+    if (/errors printed without their code/.test(text) || uncoded.length > 0)
+      return { violation: uncoded[0] ?? { invariant: "coded", message: text.slice(0, 800) } };
+    if (mustAccept(next))
+      return {
+        violation: {
+          invariant: "accepts-valid",
+          message: `preview refused a valid program: ${text.slice(0, 800)}`,
+        },
+      };
+    if (context) context.adopted = adoptedBefore!;
+    // The stack's program stays the one it had (a shared world's tenant program may be its first).
+    await h.program(
+      h === s.tenant
+        ? tenantProgramOf(s.world, s.pkg, s.shared!)
+        : programOf(s.world, s.pkg, context, s.shared),
+    );
+    const code = codeIn(text);
+    return { outcome: "refused", ...(code ? { code } : {}) };
+  }
+  s.programmed.add(h);
+  let planned: Record<string, Planned> = plannedBy(preview);
+  const firstPlan = planned;
+  let up: automation.UpResult;
+  let killed = false;
+  try {
+    if (edit.op === "killed") {
+      const run = await upKilledAfter(h, edit.afterMs);
+      if ("result" in run) up = run.result;
+      else {
+        // docs/operating.md, after a killed up: the provider exits within seconds; `pulumi
+        // cancel` (and, on a file backend, the torn attributes file deleted); the next up
+        // finishes the work. What its preview shows, it does.
+        killed = true;
+        const notes: string[] = [];
+        const recovered = await recoverFromKill(h, run.providers, notes);
+        for (const note of notes) s.log(`step ${i}: ${note}`);
+        if ("invariant" in recovered) return { violation: recovered };
+        ({ preview, planned, up } = recovered);
+      }
+    } else up = await h.up();
+  } catch (e) {
     return {
-      invariant: "killed",
-      message: `after a killed up, preview fails: ${errorText(e).slice(0, 1200)}`,
+      violation: {
+        invariant: "preview-is-up",
+        message: `preview passed, up failed: ${errorText(e).slice(0, 1200)}`,
+      },
     };
   }
-  try {
-    return { preview, planned: plannedBy(preview), up: await h.up() };
-  } catch (e) {
-    return { invariant: "killed", message: `after a killed up, up fails: ${errorText(e).slice(0, 1200)}` };
-  }
-}
-
-/** The Elastic IP (allocation ID) each IPv4 address of an aws EgressIp has now, from the checkpoint. */
-async function ownElasticIps(
-  h: Harness,
-  values: Map<string, SlotValue>,
-  holder: number,
-): Promise<Record<string, string>> {
-  const ips = [...values].filter(([key]) => key.startsWith(`h${holder}/`)).map(([, v]) => v.value);
-  const out: Record<string, string> = {};
-  for (const r of await h.resources()) {
-    const ip = r.outputs?.ip;
-    const id = r.outputs?.publicId;
-    if (
-      r.type.endsWith("EgressIpAssignment") &&
-      typeof ip === "string" &&
-      typeof id === "string" &&
-      ips.includes(ip)
-    )
-      out[ip] = id;
-  }
-  return out;
+  const previewed = sorted(changesOf(preview.changeSummary));
+  const done = sorted(changesOf(up.summary.resourceChanges as Record<string, number>));
+  if (JSON.stringify(previewed) !== JSON.stringify(done))
+    return {
+      violation: {
+        invariant: "preview-is-up",
+        message: `preview planned ${JSON.stringify(previewed)}, up did ${JSON.stringify(done)}`,
+      },
+    };
+  const state = await h.resources();
+  s.outputs.set(h, Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value])));
+  const outputs = Object.assign({}, ...s.outputs.values()) as Record<string, unknown>;
+  const nextValues = slotValues(next, outputs, cloud && { zoneOf, nameOf: cloud.nameOf });
+  const broken = [
+    ...previewIsUp(planned, state),
+    // Across a kill: the addresses and blocks the first preview showed are those the step ends with.
+    ...(killed ? previewIsUp(firstPlan, state, addressFields) : []),
+    // A shared world's pools are one set of addresses across its stacks (each pool a subnet of its own).
+    ...(s.shared ? unique(await heldByAll(s), false) : unique(state)),
+    ...stable(s.world, s.values, next, nextValues),
+  ];
+  if (broken.length > 0) return { violation: broken[0]! };
+  const quiet =
+    (await allQuiet(s)) ?? (await foreignChanged(s)) ?? (cloud && (await checkSays(h, cloud, true)));
+  if (quiet) return { violation: quiet };
+  s.world = next;
+  s.values = nextValues;
+  return { outcome: killed ? "killed" : "applied" };
 }
 
 /**
- * Promise 4 as `check` keeps it: none of the fixes it prints names anything planted (somebody
- * else's address, its interface, their Elastic IPs, the pods' interfaces addresses were handed to);
- * and after an `up` it finds nothing (exit 0).
+ * The sequence's `destroy` of each stack (the tenant's first), which must leave nothing of the
+ * stack: in its state, in EC2, on the ledger; nor change somebody else's.
  */
-async function checkSays(h: Harness, cloud: Cloud, afterUp: boolean): Promise<Violation | undefined> {
-  const run = await runCli(["check", "--stack", h.fqStackName], h.env);
-  const printed = `${run.stdout}${run.stderr}`;
-  // The pods' interfaces addresses were handed to are somebody else's too (issue 54, item 1).
-  const foreign = [
-    cloud.foreign.address,
-    cloud.foreign.eniId,
-    ...cloud.foreign.eips,
-    ...cloud.foreign.handed.map((h) => h.eniId),
-  ];
-  const fixes = printed.split("\n").filter((line) => /\b(aws ec2|fix:)/.test(line));
-  const named = fixes.filter((line) =>
-    foreign.some((f) => new RegExp(`\\b${f.replace(/\./g, "\\.")}\\b`).test(line)),
-  );
-  if (named.length > 0)
-    return {
-      invariant: "check",
-      message: `check prints a fix for somebody else's: ${named.join(" | ")}\n${printed}`,
-    };
-  // `none` has no hosts to list: its addresses are "not checked" (exit 3), and nothing else may be.
-  const othersUnchecked = /provisioner (?!none:)\S+: not checked/.test(printed);
-  const onlyNone = run.code === 3 && /provisioner none: not checked/.test(printed) && !othersUnchecked;
-  if (afterUp && run.code !== 0 && !onlyNone)
-    return { invariant: "check", message: `check after up exits ${run.code}:\n${printed.slice(0, 1500)}` };
+async function finalDestroy(s: Sequence): Promise<Violation | undefined> {
+  if (s.programmed.size === 0) {
+    s.log("destroy: no stack was made");
+    return undefined;
+  }
+  for (const h of stacksOf(s).reverse()) {
+    try {
+      await h.destroy();
+    } catch (e) {
+      const message = `destroy of the ${stackRole(s, h)} failed: ${errorText(e).slice(0, 1200)}`;
+      return { invariant: "destroy", message };
+    }
+    const left = (await h.resources()).filter((r: StateResource) => r.type !== "pulumi:pulumi:Stack");
+    if (left.length > 0)
+      return { invariant: "destroy", message: `destroy left ${left.map((r) => r.urn).join(", ")}` };
+  }
+  if (s.cloud) {
+    const adopted = new Set([...s.context!.adopted.values()].flatMap((m) => Object.values(m)));
+    const inEc2 = await leftovers(s.cloud, adopted);
+    if (inEc2.length > 0)
+      return { invariant: "destroy", message: `destroy left in EC2: ${inEc2.join(", ")}` };
+    const changed = await foreignChanged(s);
+    if (changed) return changed;
+  }
+  if (s.shared) {
+    const onLedger = await ledgerLeftovers(s.shared.namespace);
+    if (onLedger.length > 0)
+      return { invariant: "destroy", message: `destroy left on the ledger: ${onLedger.join(", ")}` };
+  }
+  s.log(`destroy: nothing left`);
   return undefined;
 }
-
-/** Promise 5 after an `up` or a refresh: a second preview and a refresh preview change nothing. */
-async function quietAfter(h: Harness): Promise<Violation | undefined> {
-  const again = changesOf((await h.preview()).changeSummary);
-  if (Object.keys(again).length > 0)
-    return { invariant: "quiet", message: `the preview after up plans ${JSON.stringify(again)}` };
-  const refresh = changesOf((await h.previewRefresh()).changeSummary as Record<string, number>);
-  if (Object.keys(refresh).length > 0)
-    return { invariant: "quiet", message: `a refresh after up would change ${JSON.stringify(refresh)}` };
-  return undefined;
-}
-
-const sorted = (o: Record<string, number>) =>
-  Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));

@@ -2,9 +2,10 @@
  * An exploration session: sequences from consecutive seeds until the time is up, each failing one
  * shrunk and written as a case file, and the figures of what was explored.
  */
+import { startKubeCluster, stopKubeCluster } from "../support/kube-cluster";
 import { startCloud, type CloudServers } from "./cloud";
 import { describeFailure, writeCase } from "./report";
-import { runSequence, type RunResult } from "./runner";
+import { runSequence, worldKindOf, type RunResult } from "./runner";
 import { shrink } from "./shrink";
 
 /** Settings of a session. */
@@ -15,6 +16,12 @@ export interface SessionOptions {
   length: number;
   /** Which sequences run in a cloud world (moto): none, every other seed (the even ones), or all. */
   cloud: "none" | "mixed" | "all";
+  /**
+   * Which sequences run in a shared world (pools on a ledger of the test cluster, and a tenant
+   * stack): none, every fourth seed (those of remainder 1, none of them a cloud world's), or all
+   * that are not cloud worlds. The test cluster is started unless one runs (EGRESS_IPAM_KUBECONFIG).
+   */
+  shared?: "none" | "mixed" | "all";
   /** Whether some edits have their `up` killed partway (see generateEdit). */
   kills?: boolean;
   /** Stop starting sequences after this many milliseconds. */
@@ -51,10 +58,14 @@ export async function explore(o: SessionOptions): Promise<SessionFigures> {
   const started = Date.now();
   const figures: SessionFigures = { sequences: 0, steps: 0, outcomes: {}, codes: {}, failures: [] };
   const servers = o.cloud === "none" ? undefined : await startCloud();
+  const cluster =
+    (o.shared ?? "none") !== "none" && !process.env.EGRESS_IPAM_KUBECONFIG ? startKubeCluster() : undefined;
+  if (cluster) process.env.EGRESS_IPAM_KUBECONFIG = cluster.kubeconfig;
   try {
     await exploreSeeds(o, started, figures, servers);
   } finally {
     await servers?.stop();
+    if (cluster?.started) stopKubeCluster();
   }
   return figures;
 }
@@ -68,9 +79,11 @@ async function exploreSeeds(
   for (let seed = o.seed; Date.now() - started < o.budgetMs; seed++) {
     if (o.maxSequences !== undefined && figures.sequences >= o.maxSequences) break;
     const cloud = o.cloud === "all" || (o.cloud === "mixed" && seed % 2 === 0);
-    o.log(`== seed ${seed}${cloud ? " (cloud world)" : ""}`);
+    const shared = !cloud && (o.shared === "all" || (o.shared === "mixed" && seed % 4 === 1));
+    const kind = worldKindOf({ cloud, shared });
+    o.log(`== seed ${seed}${kind === "local" ? "" : ` (${kind} world)`}`);
     const result = await runSequence(
-      { seed, length: o.length, cloud, kills: o.kills },
+      { seed, length: o.length, cloud, shared, kills: o.kills },
       (line) => o.log(`  ${line}`),
       servers,
     );
@@ -83,14 +96,14 @@ async function exploreSeeds(
       result.violation.invariant,
       result.violation.step,
       async (edits) => {
-        const r = await runSequence({ edits, cloud }, () => {}, servers);
+        const r = await runSequence({ edits, cloud, shared }, () => {}, servers);
         return r.violation ? { invariant: r.violation.invariant, step: r.violation.step } : {};
       },
       Date.now() + o.shrinkMs,
     );
-    const final = await runSequence({ edits: shrunk.edits, cloud }, () => {}, servers);
+    const final = await runSequence({ edits: shrunk.edits, cloud, shared }, () => {}, servers);
     const shown: RunResult = final.violation ? final : result;
-    const file = writeCase(o.foundDir, `seed-${seed}`, shown, cloud);
+    const file = writeCase(o.foundDir, `seed-${seed}`, shown);
     o.log(
       `shrunk to ${shown.edits.length} edits in ${shrunk.runs} runs; case written to ${file}\n${describeFailure(shown)}`,
     );

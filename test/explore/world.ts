@@ -101,23 +101,45 @@ export interface World {
   down: string[];
   /** An address was handed to somebody else's interface on a host (which is then never terminated). */
   handedOver?: boolean;
+  /**
+   * A shared world: every pool is a shared pool on the test cluster's ledger, and a second stack,
+   * the tenant, holds allocations of them ({@link World.tenant}).
+   */
+  shared: boolean;
+  /** The tenant stack's allocations, each on a pool of this program by its `IpPool.shared` reference. */
+  tenant: AllocModel[];
 }
 
 /** Failure domains of every world. */
 export const domains = ["za", "zb"] as const;
 
-/** An empty world with two hosts in each domain (and, `cloud`, a VPC with {@link cloudHosts}). */
-export function emptyWorld(cloud = false): World {
+/** Which kind of world a sequence explores. */
+export type WorldKind = "local" | "cloud" | "shared";
+
+/**
+ * An empty world with two hosts in each domain (and, `cloud`, a VPC with {@link cloudHosts}; or,
+ * `shared`, pools on a ledger with a tenant stack).
+ */
+export function emptyWorld(kind: WorldKind = "local"): World {
   return {
     pools: [],
     holders: [],
     hosts: { za: ["a1", "a2"], zb: ["b1", "b2"] },
     nextId: 0,
     freedNames: [],
-    cloud,
+    cloud: kind === "cloud",
     down: [],
+    shared: kind === "shared",
+    tenant: [],
   };
 }
+
+/** The kind of world `w` is. */
+export const kindOfWorld = (w: Pick<World, "cloud" | "shared">): WorldKind =>
+  w.cloud ? "cloud" : w.shared ? "shared" : "local";
+
+/** The name of a shared world's pool on its ledger: it stays with the pool's subnet, whatever the IpPool is called. */
+export const ledgerName = (pool: Pick<PoolModel, "subnet">): string => `pool-${pool.subnet}`;
 
 /** The subnet of a cloud world's zone. */
 export const zoneSubnets: Record<string, string> = { za: "10.0.1.0/24", zb: "10.0.2.0/24" };
@@ -173,6 +195,9 @@ export type Edit =
   | { op: "handOver"; holder: number }
   | { op: "terminate"; host: string }
   | { op: "refresh" }
+  /** The tenant stack (a shared world) adds an allocation of `pool`, or removes one. */
+  | { op: "tenantAdd"; pool: number; ip?: number; family?: "ipv4" | "ipv6"; name?: string }
+  | { op: "tenantRemove"; holder: number }
   /** `edit`, whose `up` is killed (SIGKILL) `afterMs` after it starts; the next `up` must finish it. */
   | { op: "killed"; afterMs: number; edit: Edit };
 
@@ -181,7 +206,7 @@ const clone = (w: World): World => structuredClone(w);
 /** The names in use in the program (current names and aliases), which no new resource may take. */
 export function namesInUse(w: World): Set<string> {
   const names = new Set<string>();
-  for (const r of [...w.pools, ...w.holders]) {
+  for (const r of [...w.pools, ...w.holders, ...w.tenant]) {
     names.add(r.name);
     for (const a of r.aliases) names.add(a);
   }
@@ -307,7 +332,7 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       if (edit.alias) pool.aliases.push(pool.name);
       else {
         const id = w.nextId++;
-        for (const h of w.holders) {
+        for (const h of [...w.holders, ...w.tenant]) {
           if (h.pool === pool.id) h.pool = id;
           if (h.kind === "egress" && h.zonePools)
             for (const d of Object.keys(h.zonePools)) if (h.zonePools[d] === pool.id) h.zonePools[d] = id;
@@ -360,6 +385,29 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
     case "hosts":
       w.hosts[edit.domain] = edit.hosts;
       return w;
+    case "tenantAdd": {
+      const p = holderPool(edit.pool);
+      const name = newName(edit.name, "t");
+      if (!w.shared || !p || !name) return undefined;
+      w.tenant.push({
+        id: w.nextId++,
+        name,
+        aliases: [],
+        pool: p.id,
+        kind: "alloc",
+        ...(edit.ip === undefined ? {} : { ip: edit.ip }),
+        ...(edit.family ? { family: edit.family } : {}),
+      });
+      w.freedNames = w.freedNames.filter((n) => n !== name);
+      return w;
+    }
+    case "tenantRemove": {
+      const t = w.tenant.find((h) => h.id === edit.holder);
+      if (!t) return undefined;
+      w.tenant = w.tenant.filter((h) => h !== t);
+      w.freedNames.push(t.name);
+      return w;
+    }
   }
 }
 
@@ -403,9 +451,17 @@ export function egressFamilies(h: EgressModel, pool: PoolModel): ("ipv4" | "ipv6
   return pool.family === "dual" ? undefined : [pool.family];
 }
 
-/** Every address slot of the world's holders. */
+/**
+ * Every address slot of the world's holders: the program's, then the tenant stack's (`t<id>`),
+ * whose addresses depend on the pool's ledger, not on the owner's IpPool resource.
+ */
 export function slotsOf(w: World): Slot[] {
   const out: Slot[] = [];
+  for (const t of w.tenant) {
+    const pool = w.pools.find((p) => p.id === t.pool)!;
+    const addressKey = `ledger ${ledgerName(pool)} ip ${t.ip} family ${t.family}`;
+    out.push({ key: `t${t.id}`, holder: `tenant ${t.name}`, addressKey });
+  }
   for (const h of w.holders) {
     const pool = w.pools.find((p) => p.id === h.pool)!;
     const poolKey = `pool ${pool.id}`;
