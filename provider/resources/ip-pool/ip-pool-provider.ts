@@ -24,7 +24,8 @@ import {
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
 import { hasUnknown } from "../../core/unknowns";
 import { stackIdentity } from "../../ledger/stack/stack-identity";
-import { isStackMissing } from "../../ledger/stack/stack-checkpoint";
+import { exportStackResources, isStackMissing } from "../../ledger/stack/stack-checkpoint";
+import { poolRecords, readRecord } from "../../ledger/stack/allocation-record";
 import { warnOnce } from "../../core/warnings";
 import { shapeFailures } from "../input-shape";
 import { ipPoolInputs } from "../resource-inputs";
@@ -73,8 +74,10 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
   // A shared pool outlives this stack's IpPool: only this stack's own claims keep it.
   const own = (owner: string) => owner.startsWith("urn:") && !owner.includes(" of stack ");
   let holders: ReadonlyMap<string, string>;
+  let elsewhere: ReadonlySet<string>;
   try {
     holders = await ledger.holders(String(props.poolId));
+    elsewhere = sharedLedgerFor(props, props.ledger, "") ? await heldThroughOtherPools(props) : new Set();
   } catch (e) {
     if (!isStackMissing(e)) throw e;
     // Renamed since: the checkpoint cannot be found by the name this pool recorded. Its holders are
@@ -83,9 +86,28 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
     return [];
   }
   return [...holders]
-    .filter(([, owner]) => own(owner))
+    .filter(([, owner]) => own(owner) && !elsewhere.has(owner))
     .map(([ip, owner]) => `${ip} (held by ${owner})`)
     .sort();
+}
+
+/**
+ * For a shared pool: the stack's holders that hold through another IpPool of the same ledger pool
+ * and not through this one, by the records in the stack's checkpoint as it is now (read afresh: the
+ * other IpPool and its holders are created in this same update). An IpPool renamed without an
+ * alias is one: its new IpPool is created, and its holders replaced onto it, before the old one is
+ * deleted, and their claims on the ledger are the new IpPool's.
+ */
+async function heldThroughOtherPools(props: Record<string, unknown>): Promise<Set<string>> {
+  const resources = await exportStackResources(String(props.stack));
+  const through = (pool: string) => new Set(poolRecords(resources, pool).map((r) => r.owner));
+  const here = through(String(props.poolId));
+  const other = new Set<string>();
+  for (const r of resources) {
+    const record = readRecord(r.outputs) ?? readRecord(r.inputs);
+    if (record && record.pool !== props.poolId && !here.has(r.urn)) other.add(r.urn);
+  }
+  return other;
 }
 
 /**
