@@ -108,8 +108,12 @@
  *   holder queue file, a ledger claim). Do: run the program again (it writes the queue anew); if
  *   state was edited by hand, restore it.
  * - `VERSION_MISMATCH`: state or a config names a provider or provisioner this installed version
- *   does not have. Do: install the version of pulumi-egress-ipam that wrote the stack, or one that
- *   has the provisioner.
+ *   does not have; or a shared pool's definition has a newer format than this version knows, or
+ *   was rewritten by a version from before formats that dropped its markers or quotas (the message
+ *   names the pool, the format or what was dropped, and the stack that wrote it). Do: install the
+ *   version of pulumi-egress-ipam that wrote the stack, or one that has the provisioner; for a
+ *   shared pool, upgrade this stack (a newer format), or upgrade the stack the message names and
+ *   run its `pulumi up` (a rewrite).
  * - `UNEXPECTED`: an error that is not an IpamError reached the engine or the CLI: a bug of this
  *   package, or a failure of a library underneath that it does not recognise. Do: report it with the
  *   message (the CLI prints the stack trace with `PULUMI_EGRESS_IPAM_DEBUG=1`).

@@ -25,6 +25,7 @@ const stored = (quotas?: PoolQuotas, ownerStackId: string | undefined = "stack-o
   definition,
   stack: "acme/net/prod",
   owner: OWNER_URN,
+  format: 1,
   ...(ownerStackId ? { ownerStackId } : {}),
   ...(quotas ? { quotas } : {}),
   resourceVersion: "1",

@@ -109,6 +109,9 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
   };
 
   const remove = async (c: Claim): Promise<boolean> => {
+    // A definition this version may not act under refuses the release before anything is deleted
+    // (definition-format.ts): what it would leave registered is not known to this version.
+    await rule();
     // Registrations are removed by the uid of the object that made them, so only once it is gone: a
     // hold taken over by an update keeps its uid, and its registrations are the new owner's.
     const deleted = await store.delete(c);

@@ -12,6 +12,7 @@ import { isNotFound } from "../../kube/kube-errors";
 import { entrySpan, isBlock } from "../held-entry";
 import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../quota-rules";
 import { poolObjectName } from "./claim-names";
+import { assertKnownFormat } from "./definition-format";
 import { ledgerUnavailable } from "./ledger-unavailable";
 
 /** Prefix lengths from `min` to `max`, both included. */
@@ -176,7 +177,8 @@ export function blockRefusal(block: string, r: MarkerRule, what: string): IpamEr
 /**
  * Reads the pool's marker rule (and quotas) from its definition object, each call a read that starts
  * after the call (what the protocols need after a write); calls that arrive while a read runs share
- * the next one.
+ * the next one. A read refuses a definition this version may not act under (definition-format.ts),
+ * so every plan, claim and release does.
  */
 export interface MarkerRuleReader {
   (): Promise<MarkerRule>;
@@ -190,6 +192,9 @@ export function markerRuleReader(clients: KubeClients, namespace: string, pool: 
   return shared("pool-rule", key, () => {
     const name = poolObjectName(pool);
     const place = { server: clients.server, context: clients.context, namespace };
+    // The resourceVersion whose format was accepted: the pool is listed for what an earlier version
+    // dropped once per definition, not at every read.
+    let accepted = "";
     const readOnce = async (): Promise<MarkerRule> => {
       let cm: k8s.V1ConfigMap;
       try {
@@ -197,6 +202,11 @@ export function markerRuleReader(clients: KubeClients, namespace: string, pool: 
       } catch (err) {
         if (isNotFound(err)) return {};
         throw ledgerUnavailable(`reading the definition of pool "${pool}"`, err, place);
+      }
+      const rv = cm.metadata?.resourceVersion ?? "";
+      if (rv === "" || rv !== accepted) {
+        await assertKnownFormat({ clients, namespace, pool, data: cm.data ?? {} });
+        accepted = rv;
       }
       return markerRuleOf(cm.data);
     };

@@ -2,6 +2,7 @@ import { AddressSet, IpamError, NodeAllocator, type ReadonlyAddressSet, type Sto
 import { retryOnConflict } from "../../kube/conflict-retry";
 import { describeHolder, isLive, ownedBy, type Claim } from "./claim-store";
 import type { KubeLedger } from "./kube-ledger";
+import { markerRuleReader } from "./marker-range";
 
 // Webmesh node addresses in a shared pool: the seed's `Allocate(ctx, nodeID)` with the pool's claim
 // objects as storage. A node's address is one claim carrying the node ID; every resource made for
@@ -81,6 +82,7 @@ export function planNodeAddress(
 ): Promise<string> {
   return ledger.withPoolLock(() =>
     retryOnConflict(`planning node ${nodeId} in ${ledger.what}`, async () => {
+      await knownFormat(ledger);
       const store = new ClaimNodeStore(ledger, await ledger.store.list(), owner);
       return new NodeAllocator({ network: net.network, store, static: net.static }).allocate(nodeId);
     }),
@@ -103,6 +105,7 @@ export function claimNodeAddress(
 ): Promise<void> {
   return ledger.withPoolLock(() =>
     retryOnConflict(`claiming ${ip} for node ${nodeId} in ${ledger.what}`, async () => {
+      await knownFormat(ledger);
       const c = await ledger.store.read(ip);
       if (c && c.nodeId !== nodeId && isLive(c, Date.now())) {
         throw new IpamError(
@@ -142,6 +145,7 @@ export function releaseNodeAddress(
   ref: string,
 ): Promise<void> {
   return retryOnConflict(`releasing ${ip} of node ${nodeId} in ${ledger.what}`, async () => {
+    await knownFormat(ledger);
     const c = await ledger.store.read(ip);
     if (!c || c.nodeId !== nodeId) return;
     if (!(c.refs ?? []).includes(ref)) {
@@ -177,4 +181,13 @@ export async function nodeClaimProblem(
     return `the claim of node address ${ip} (node ${nodeId}) in ${ledger.what} does not reference this resource`;
   }
   return undefined;
+}
+
+/**
+ * Refuses, as every entry write does, a pool whose definition this version may not act under
+ * (definition-format.ts). @throws IpamError VERSION_MISMATCH; LEDGER_UNAVAILABLE.
+ */
+async function knownFormat(ledger: KubeLedger): Promise<void> {
+  const { clients, namespace, pool } = ledger.store;
+  await markerRuleReader(clients, namespace, pool)();
 }

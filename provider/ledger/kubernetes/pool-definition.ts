@@ -12,7 +12,16 @@ import { BlockMarkers } from "./block-markers";
 import { MarkerStore } from "./marker-store";
 import { warnOnce } from "../../core/warnings";
 import { canonicalQuotas, quotaProblems, type PoolQuotas } from "../quota-rules";
-import { covers, formatRange, hull, markerRuleOf, ruleRange, type LengthRange } from "./marker-range";
+import {
+  covers,
+  formatRange,
+  hull,
+  lengthOf,
+  markerRuleOf,
+  ruleRange,
+  type LengthRange,
+} from "./marker-range";
+import { definitionFormat, droppedBy, rewrittenByEarlier, type Dropped } from "./definition-format";
 
 /** A shared pool's definition as stored with its ledger by the first stack that used it. */
 export interface StoredDefinition {
@@ -42,6 +51,13 @@ export interface StoredDefinition {
   markers?: LengthRange;
   /** The lengths whose markers are complete, where blocks may be claimed. */
   markersReady?: LengthRange;
+  /** Its format (see definition-format.ts): 0 where it was written before formats. */
+  format: number;
+  /**
+   * What an earlier version dropped when it rewrote it (see definition-format.ts); only read with
+   * `repairing`, else such a definition is refused.
+   */
+  dropped?: Dropped[];
   resourceVersion: string;
 }
 
@@ -65,6 +81,11 @@ export interface Standing {
   ownedBy: string;
   /** An owner whose definition differs from the stored one: a change every stack's holders must fit. */
   redefines?: boolean;
+  /**
+   * An owner whose stored definition is not in this version's format (written before formats, or
+   * rewritten by an earlier version): its `up` writes it again, even with nothing else to change.
+   */
+  rewrites?: boolean;
 }
 
 /** Settings of {@link PoolDefinitions.agree}. */
@@ -111,8 +132,14 @@ export class PoolDefinitions {
     return { server: this.clients.server, context: this.clients.context, namespace: this.config.namespace };
   }
 
-  /** The stored definition, or undefined when no stack has written one yet. */
-  async read(): Promise<StoredDefinition | undefined> {
+  /**
+   * The stored definition, or undefined when no stack has written one yet.
+   * @param options.repairing - return one an earlier version rewrote (with what it `dropped`), for
+   *   its owner to write again, instead of refusing it.
+   * @throws IpamError VERSION_MISMATCH for a newer format, or (unless `repairing`) a definition an
+   *   earlier version rewrote (see definition-format.ts); LEDGER_UNAVAILABLE.
+   */
+  async read(options: { repairing?: boolean } = {}): Promise<StoredDefinition | undefined> {
     let cm: k8s.V1ConfigMap;
     try {
       cm = await this.clients.core.readNamespacedConfigMap({
@@ -124,6 +151,9 @@ export class PoolDefinitions {
       throw ledgerUnavailable(`reading the definition of pool "${this.config.name}"`, err, this.place);
     }
     const d = cm.data ?? {};
+    const { name: pool, namespace } = this.config;
+    const dropped = await droppedBy({ clients: this.clients, namespace, pool, data: d });
+    if (dropped.length > 0 && !options.repairing) throw rewrittenByEarlier(pool, namespace, d, dropped);
     const { markers, ready } = markerRuleOf(d);
     return {
       definition: d.definition ?? "",
@@ -134,6 +164,8 @@ export class PoolDefinitions {
       ...(d.quotas && d.quotasVersion ? { quotasVersion: d.quotasVersion } : {}),
       ...(markers ? { markers } : {}),
       ...(ready ? { markersReady: ready } : {}),
+      format: d.format === undefined ? 0 : definitionFormat,
+      ...(dropped.length > 0 ? { dropped } : {}),
       resourceVersion: cm.metadata?.resourceVersion ?? "",
     };
   }
@@ -152,23 +184,31 @@ export class PoolDefinitions {
    * shrunk) with the definition, then every entry the pool has is registered at it, then it is
    * marked ready, where blocks may be claimed (see marker-backfill.ts). An interrupted update is
    * finished by the next one of the same definition.
+   *
+   * A definition not in this version's format is written again by its owner (or a stack taking
+   * ownership) with it; where an earlier version rewrote it (see definition-format.ts), with the
+   * marker range the pool's markers show (registered again before blocks may be claimed) and the
+   * owner's quotas under a new version (their counters count again).
    * @throws IpamError INVALID_CONFIG naming both definitions and the owner for a member that
-   *   differs, or a member that sets quotas; LEDGER_UNAVAILABLE.
+   *   differs, or a member that sets quotas; VERSION_MISMATCH for a newer format, or for a member
+   *   where an earlier version rewrote it; LEDGER_UNAVAILABLE.
    */
   async agree(mine: DefinitionClaim, options: AgreeOptions = {}): Promise<Standing> {
     const needed = ruleRange(markerRuleOf({ definition: mine.definition }).rule);
     for (let attempt = 0; attempt < 5; attempt++) {
-      let stored = await this.read();
+      let stored = await this.read({ repairing: true });
       const own: Standing = {
         role: "owner",
         ownedBy: ownerOf(mine),
         ...(stored && stored.definition !== mine.definition ? { redefines: true } : {}),
+        ...(stored && stored.format !== definitionFormat ? { rewrites: true } : {}),
       };
       let wrote = false;
       if (stored && !options.adopt && !ownsDefinition(stored, mine)) return this.member(stored, mine);
       if (!stored || !sameRecord(stored, mine)) {
         if (options.readOnly) return own;
-        stored = await this.write(mine, stored, hull(stored?.markers, needed));
+        const markers = hull(hull(stored?.markers, needed), await this.markersDropped(stored));
+        stored = await this.write(mine, stored, markers);
         if (!stored) continue; // another stack wrote it meanwhile
         wrote = true;
       }
@@ -185,6 +225,10 @@ export class PoolDefinitions {
 
   /** A stack that restates a pool it does not own: it must state exactly the stored definition. */
   private member(stored: StoredDefinition, mine: DefinitionClaim): Standing {
+    if (stored.dropped) {
+      const data = { stack: stored.stack, owner: stored.owner };
+      throw rewrittenByEarlier(this.config.name, this.config.namespace, data, stored.dropped);
+    }
     if (mine.quotas !== undefined) {
       throw new IpamError(
         "INVALID_CONFIG",
@@ -194,6 +238,18 @@ export class PoolDefinitions {
     }
     if (stored.definition !== mine.definition) throw mismatch(this.config, stored, mine.definition);
     return { role: "member", ownedBy: ownerOf(stored) };
+  }
+
+  /**
+   * The lengths of the pool's markers where an earlier version's rewrite dropped the marker range:
+   * written again with the definition (the range never shrinks, so blocks claimed under it stay
+   * guarded), then registered again (backfilled) before blocks may be claimed.
+   */
+  private async markersDropped(stored: StoredDefinition | undefined): Promise<LengthRange | undefined> {
+    if (!stored?.dropped?.includes("markers")) return undefined;
+    const store = new ClaimStore(this.clients, this.config.namespace, this.config.name);
+    const lengths = (await new MarkerStore(store).list()).map((m) => lengthOf(m.block)).filter((n) => n > 0);
+    return lengths.length > 0 ? { min: Math.min(...lengths), max: Math.max(...lengths) } : undefined;
   }
 
   /**
@@ -235,6 +291,7 @@ export class PoolDefinitions {
         ...(quotasVersion ? { quotasVersion } : {}),
         ...(markers ? { markers } : {}),
         ...(markers && stored?.markersReady ? { markersReady: stored.markersReady } : {}),
+        format: definitionFormat,
         resourceVersion: written.metadata?.resourceVersion ?? "",
       };
     } catch (err) {
@@ -300,6 +357,7 @@ export class PoolDefinitions {
         ...(resourceVersion ? { resourceVersion } : {}),
       },
       data: {
+        format: String(definitionFormat),
         definition: mine.definition,
         stack: mine.stack,
         owner: mine.owner,
@@ -338,9 +396,10 @@ function versionOf(stored: StoredDefinition | undefined, mine: DefinitionClaim):
   return `${new Date().toISOString()}/${randomBytes(4).toString("hex")}`;
 }
 
-/** Whether `stored` records exactly `mine`: its definition, quotas and owner. */
+/** Whether `stored` records exactly `mine` (its definition, quotas and owner) in this version's format. */
 function sameRecord(stored: StoredDefinition, mine: DefinitionClaim): boolean {
   return (
+    stored.format === definitionFormat &&
     stored.definition === mine.definition &&
     stored.stack === mine.stack &&
     stored.owner === mine.owner &&

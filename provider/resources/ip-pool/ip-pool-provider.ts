@@ -145,8 +145,16 @@ function ownerSettingFailures(news: Props): Failure[] {
 }
 
 function outputsOf(props: Props, pool: ResolvedPool) {
-  return { ...withoutProvider(props), rangeSets: canonicalRanges(pool), size: poolSize(pool) };
+  const { [rewriteKey]: _rewrite, ...kept } = withoutProvider(props);
+  return { ...kept, rangeSets: canonicalRanges(pool), size: poolSize(pool) };
 }
+
+/**
+ * The input `check` adds when the owner's stored definition is not in this version's format (see
+ * Standing.rewrites): a change, so `up` writes it again; never an output, so the next check without
+ * it is none.
+ */
+const rewriteKey = "rewriteDefinition";
 
 /**
  * Provider of IpPool: validates everything at `check` (every problem, per property, at preview),
@@ -177,7 +185,8 @@ export const ipPoolProvider: ProviderImpl = {
       const changing = olds.poolId !== undefined && !sameSpec(olds, news);
       if (standing && (changing || standing.redefines)) await checkStranded(news, pool, failures);
       if (failures.length > 0 || !standing) return { inputs: news, failures };
-      return { inputs: { ...outputsOf(news, pool), ownedBy: standing.ownedBy }, failures };
+      const rewrite = standing.rewrites ? { [rewriteKey]: true } : {};
+      return { inputs: { ...outputsOf(news, pool), ownedBy: standing.ownedBy, ...rewrite }, failures };
     }
     if (pool && olds.poolId !== undefined && !sameSpec(olds, news)) {
       const lost = await stranded(news, pool).catch((e: unknown) => [
@@ -197,7 +206,15 @@ export const ipPoolProvider: ProviderImpl = {
     const settingsChanged = JSON.stringify(olds.ledger ?? null) !== JSON.stringify(news.ledger ?? null);
     // A stack identity new to the state (a stack of an earlier version) is an update.
     // So is a change of owner or quotas, or (a reference) of what its owner decides (referenceKeys).
-    const shown = ["stackId", "quotas", "adopt", "ownedBy", ...(news.shared === true ? referenceKeys : [])];
+    // And an owner's definition stored in an earlier format (rewriteKey).
+    const shown = [
+      "stackId",
+      "quotas",
+      "adopt",
+      "ownedBy",
+      rewriteKey,
+      ...(news.shared === true ? referenceKeys : []),
+    ];
     const changes =
       settingsChanged ||
       !sameSpec(olds, news) ||

@@ -51,6 +51,7 @@ async function pool(quotas?: PoolQuotas, prefixLengths?: object) {
     const { quotas: _old, quotasVersion: _version, ...rest } = cm?.data ?? {};
     const text = typeof q === "string" ? q : canonicalQuotas(q);
     const data = {
+      format: "1",
       definition: "{}",
       ...rest,
       ...setBy,
