@@ -92,9 +92,11 @@ export class PoolBook {
           `give both the same`,
       );
     }
-    if (pool.shared === true) return { ledger: pool.ledger, shared: true, id: urn };
+    // The pool's identity as its check kept it: its first URN, which a rename with an alias keeps.
+    const id = typeof pool.poolId === "string" ? pool.poolId : urn;
+    if (pool.shared === true) return { ledger: pool.ledger, shared: true, id };
     const spec: Props = {};
     for (const key of poolSpecKeys) if (pool[key] !== undefined) spec[key] = pool[key];
-    return { ...spec, ledger: pool.ledger, id: urn };
+    return { ...spec, ledger: pool.ledger, id };
   }
 }

@@ -118,7 +118,6 @@ export class EgressIpamProvider implements provider.Provider {
       for (const k of kubeconfigs({ ledger: pool.ledger })) given.secrets.add(k);
     }
     const inputs = inputsOf(given.value, { stack: stackOf(urn), urn, pool });
-    if (kind === "IpPool") this.pools.record(urn, inputs);
     this.order.refers(
       urn,
       [...given.refs.values()].map((r) => r.urn),
@@ -138,6 +137,8 @@ export class EgressIpamProvider implements provider.Provider {
       }
     }
     const result = await this.impl(impl).check(old.value, inputs);
+    // As checked: a pool renamed with an alias keeps the identity (poolId) its state has.
+    if (kind === "IpPool") this.pools.record(urn, result.inputs ?? inputs);
     const failed = (result.failures ?? []).length > 0;
     if (fresh && !failed && result.inputs?.poolId === undefined) this.order.waits(poolRef!.urn, urn);
     return {
