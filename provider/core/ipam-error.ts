@@ -58,6 +58,12 @@
  *   (`pulumi stack export` failed) or a shared pool's API server (unreachable, forbidden); nothing
  *   was allocated. The last two come from the ledger layer, never from the allocator itself. Do:
  *   make the backend or API server reachable with the permission the message names, then run again.
+ * - `STACK_MISMATCH`: in a YAML, Python or Go program, the checkpoint read as the stack of a
+ *   resource is another stack of the same name: it holds neither the resource (one the engine has
+ *   state of) nor the stack's root resource (at a create), or the backend has no stack of that name;
+ *   or the stack config `egress-ipam:organization` names another organization than the engine's.
+ *   Nothing was changed. Do: set `egress-ipam:organization` to the organization of the stack
+ *   (`pulumi config set egress-ipam:organization <org>`), or remove it on a self-managed backend.
  * - `CONFLICT`: a Kubernetes read-modify-write lost to other writers more often than its retry
  *   budget allows (raised by the Kubernetes client layer). Do: run again once the other writers are
  *   done.
@@ -138,6 +144,7 @@ export type IpamErrorCode =
   | "NO_STORAGE"
   | "LOCK_TIMEOUT"
   | "LEDGER_UNAVAILABLE"
+  | "STACK_MISMATCH"
   | "CONFLICT"
   | "ADDRESS_IN_USE"
   | "TAKEN_OVER"

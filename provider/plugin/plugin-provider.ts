@@ -11,8 +11,9 @@ import { unwrap, toWire, type Unwrapped } from "./wire-values";
 import { readRecord } from "../ledger/stack/allocation-record";
 import { EgressIpConstructs } from "./egress-ip-construct";
 import { pluginTypePrefix } from "../core/resource-types";
-import type * as pulumi from "@pulumi/pulumi";
+import * as pulumi from "@pulumi/pulumi";
 import { plainInputs, unknownPlainInputs, type PlainSpec } from "./plain-inputs";
+import { ServedStacks, stackNamedIn } from "./served-stack";
 
 /** The package name of the plugin's type tokens: `egress-ipam:index:<Kind>`. */
 export const pluginPackage = "egress-ipam";
@@ -45,18 +46,6 @@ function kindOf(urn: string): Served {
   throw new Error(`the egress-ipam plugin serves no resource type ${token} (${urn})`);
 }
 
-/**
- * The stack a URN belongs to, fully qualified. A URN names the stack and project but not the
- * organization: `PULUMI_ORGANIZATION` where the engine runs gives it, else the one every
- * self-managed backend (file, S3, …) reports, `organization`.
- */
-function stackOf(urn: string): string {
-  const [, , stack] = urn.split("::")[0]!.split(":");
-  const project = urn.split("::")[1];
-  const org = process.env.PULUMI_ORGANIZATION || "organization";
-  return `${org}/${project}/${stack}`;
-}
-
 /** Every kubeconfig a resource's inputs carry: credentials, kept secret wherever the provider puts them. */
 function kubeconfigs(inputs: Props): string[] {
   const out: string[] = [];
@@ -84,6 +73,7 @@ export class EgressIpamProvider implements provider.Provider {
     readonly version: string,
     readonly schema: string,
     private readonly impl: (kind: string) => ProviderImpl = providerFor,
+    private readonly stacks: ServedStacks = new ServedStacks(),
   ) {
     this.plainSpecs = plainInputs(schema);
   }
@@ -117,7 +107,10 @@ export class EgressIpamProvider implements provider.Provider {
       }
       for (const k of kubeconfigs({ ledger: pool.ledger })) given.secrets.add(k);
     }
-    const inputs = inputsOf(given.value, { stack: stackOf(urn), urn, pool });
+    const stack = this.stacks.stackOf(urn);
+    const inputs = inputsOf(given.value, { stack, urn, pool });
+    // One the stack has: the checkpoint its plan reads must hold it.
+    if (Object.keys(old.value).length > 0) await this.stacks.verify(urn, stack, old.value);
     this.order.refers(
       urn,
       [...given.refs.values()].map((r) => r.urn),
@@ -154,6 +147,7 @@ export class EgressIpamProvider implements provider.Provider {
 
   async create(urn: string, inputs: Props): Promise<provider.CreateResult> {
     const given = this.plain(inputs);
+    await this.stacks.verify(urn, stackNamedIn(given.value), undefined);
     const result = await this.impl(kindOf(urn).impl).create(given.value);
     return { id: result.id, outs: toWire(result.outs ?? {}, given.secrets) };
   }
@@ -178,6 +172,7 @@ export class EgressIpamProvider implements provider.Provider {
       );
     }
     const given = this.plain(props);
+    await this.stacks.verify(urn, stackNamedIn(given.value), given.value);
     const result = await this.impl(impl).read(id, given.value);
     return {
       id: result.id ?? id,
@@ -190,12 +185,15 @@ export class EgressIpamProvider implements provider.Provider {
     const old = this.plain(olds);
     const given = this.plain(news);
     for (const s of old.secrets) given.secrets.add(s);
+    await this.stacks.verify(urn, stackNamedIn(given.value), old.value);
     const result = await this.impl(kindOf(urn).impl).update(id, old.value, given.value);
     return { outs: toWire(result.outs ?? {}, given.secrets) };
   }
 
   async delete(id: string, urn: string, props: Props): Promise<void> {
-    await this.impl(kindOf(urn).impl).delete(id, this.plain(props).value);
+    const given = this.plain(props).value;
+    await this.stacks.verify(urn, stackNamedIn(given), given);
+    await this.impl(kindOf(urn).impl).delete(id, given);
   }
 
   /** The plugin's one component, EgressIp, made of the plugin's own resources. */
@@ -207,6 +205,8 @@ export class EgressIpamProvider implements provider.Provider {
   ): Promise<provider.ConstructResult> {
     if (type !== `${pluginTypePrefix}EgressIp`)
       throw new Error(`the egress-ipam plugin has no component ${type}`);
+    // The engine gives the organization here, the one request to this plugin that carries it.
+    this.stacks.learn(pulumi.getOrganization());
     return this.components.construct(name, type, inputs, options, this.plainSpecs.get(type));
   }
 

@@ -2,6 +2,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { describe, expect, it } from "vitest";
 import { EgressIpamProvider } from "../../provider/plugin/plugin-provider";
+import { ServedStacks } from "../../provider/plugin/served-stack";
 import type { Props, ProviderImpl } from "../../provider/resources/provider-props";
 
 const sig = "4dabf18193072939515e22adb298388d";
@@ -9,8 +10,22 @@ const ref = (urn: string) => ({ [sig]: "5cf8f73096256a8f31e491e813e4eb8e", urn, 
 const secret = (value: unknown) => ({ [sig]: "1b47061264138c4ac30d75fd1eb44270", value });
 const urn = (kind: string, name: string) => `urn:pulumi:dev::proj::egress-ipam:index:${kind}::${name}`;
 
-/** A provider table that records what each kind's check was given and returns it as its inputs. */
-function recording() {
+/** The stack the tests' resources belong to, holding `names` (IpAllocations) besides its root. */
+const stackHolding = (...names: string[]) =>
+  new ServedStacks({
+    env: {},
+    load: async () =>
+      [
+        "urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev",
+        ...names.map((n) => urn("IpAllocation", n)),
+      ].map((u) => ({ urn: u, type: "" })),
+  });
+
+/**
+ * A provider table that records what each kind's check was given and returns it as its inputs,
+ * served in a stack that holds `held`.
+ */
+function recording(held = stackHolding("b")) {
   const seen: Record<string, Props[]> = {};
   const impl = (kind: string): ProviderImpl => ({
     check: async (_olds, news) => {
@@ -23,7 +38,7 @@ function recording() {
     update: async (_id, _olds, news) => ({ outs: news }),
     delete: async () => undefined,
   });
-  return { seen, provider: new EgressIpamProvider("0.1.0", "{}", impl) };
+  return { seen, provider: new EgressIpamProvider("0.1.0", "{}", impl, held) };
 }
 
 describe("the plugin's check turns what the engine sends into what the package's providers take", () => {
@@ -134,5 +149,53 @@ describe("the plugin's check turns what the engine sends into what the package's
     await expect(provider.check("urn:pulumi:dev::proj::egress-ipam:testing:Echo::e", {}, {})).rejects.toThrow(
       /serves no resource type egress-ipam:testing:Echo/,
     );
+  });
+});
+
+describe("the plugin reads a stack's checkpoint only as the stack of a resource it holds", () => {
+  const pool = urn("IpPool", "pool");
+  const state = {
+    stack: "organization/proj/dev",
+    owner: urn("IpAllocation", "web"),
+    ips: ["10.0.0.9"],
+    seq: 1,
+  };
+
+  it.each([
+    [
+      "the check of one the stack has",
+      (p: EgressIpamProvider) => p.check(urn("IpAllocation", "web"), state, { pool: ref(pool) }),
+    ],
+    ["an update", (p: EgressIpamProvider) => p.update("x", urn("IpAllocation", "web"), state, state)],
+    ["a refresh", (p: EgressIpamProvider) => p.read("x", urn("IpAllocation", "web"), state)],
+    ["a delete", (p: EgressIpamProvider) => p.delete("x", urn("IpAllocation", "web"), state)],
+  ])("refuses %s where the checkpoint does not hold it, before its provider is called", async (_name, op) => {
+    const { seen, provider } = recording(stackHolding("other"));
+    await provider.check(pool, {}, { ranges: [{ subnet: "10.0.0.0/24" }] });
+    await expect(op(provider)).rejects.toThrow(
+      /^\[STACK_MISMATCH\] the checkpoint of stack "organization\/proj\/dev" holds no urn:pulumi:dev::proj::egress-ipam:index:IpAllocation::web: it is another stack of the same name/,
+    );
+    expect(seen.IpAllocation).toBeUndefined();
+  });
+
+  it("refuses a create in a checkpoint without the stack's root, and checks a new resource without reading one", async () => {
+    const none = new ServedStacks({ env: {}, load: async () => [] });
+    const { seen, provider } = recording(none);
+    await provider.check(pool, {}, { ranges: [{ subnet: "10.0.0.0/24" }] });
+    await provider.check(urn("IpAllocation", "web"), {}, { pool: ref(pool) });
+    expect(seen.IpAllocation).toHaveLength(1);
+    await expect(provider.create(urn("IpAllocation", "web"), state)).rejects.toThrow(
+      /^\[STACK_MISMATCH\] the checkpoint of stack "organization\/proj\/dev" holds no urn:pulumi:dev::proj::pulumi:pulumi:Stack::proj-dev \(the root of every deployed stack\)/,
+    );
+  });
+
+  it("plans in the organization the stack's config names", async () => {
+    const acme = new ServedStacks({
+      env: { PULUMI_CONFIG: '{"organization":"acme"}' },
+      load: async () => [],
+    });
+    const { seen, provider } = recording(acme);
+    await provider.check(pool, {}, { ranges: [{ subnet: "10.0.0.0/24" }] });
+    expect(seen.IpPool?.[0]).toMatchObject({ stack: "acme/proj/dev" });
   });
 });

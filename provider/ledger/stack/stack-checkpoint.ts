@@ -133,8 +133,9 @@ export function runPulumi(
       }
       if (e.killed) return reject(unavailable(stack, `\`${command}\` did not finish in time`));
       const why = stderr.trim() || e.message;
-      // The stack renamed (or removed) since the resource recorded its name: no attempt can help.
-      if (/no stack named/i.test(why))
+      // The stack renamed (or removed) since the resource recorded its name, or a name no stack of
+      // this backend can have (a self-managed one's organization is `organization`): no attempt can help.
+      if (/no stack named|organization name must be/i.test(why))
         return reject(missing(unavailable(stack, `\`${command}\` failed: ${why}`)));
       reject(new Retryable(`\`${command}\` failed: ${why}`));
     });
