@@ -87,7 +87,9 @@ function userError<T>(f: () => T): T {
 /** The `pulumi-egress-ipam` program; `main` parses and runs it. Exported for tests of the wiring. */
 export function program(): Command {
   const cli = new Command("pulumi-egress-ipam")
-    .description("Reports on the IP pools of a Pulumi stack and checks its egress IPs against the hosts.")
+    .description(
+      "Reports on the IP pools of a Pulumi stack, checks its egress IPs against the hosts, and collects a shared pool's lapsed holds.",
+    )
     .addHelpText("after", exitHelp)
     .showSuggestionAfterError()
     // Commander's own error lines carry a code too; its subcommands inherit this.

@@ -58,8 +58,8 @@ export function poolText(usage: PoolUsage, style: Style): string {
   if (usage.lapsed && usage.lapsed.length > 0) {
     out.push(
       "",
-      `  lapsed holds (planned, never claimed; a plan of another stack or pulumi-egress-ipam collect ` +
-        `deletes them a minute after they lapsed): ${usage.lapsed.length}`,
+      `  lapsed holds (planned, never claimed; plans of other stacks delete them 15 minutes after they ` +
+        `lapsed, pulumi-egress-ipam collect after a minute): ${usage.lapsed.length}`,
     );
     for (const h of usage.lapsed)
       out.push(`    ${h.ip}  ${terminalSafe(h.stack)}  ${terminalSafe(h.owner)}  lapsed ${h.lapsed}`);

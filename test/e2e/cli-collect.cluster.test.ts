@@ -78,8 +78,8 @@ describe("lapsed holds in report --ledger, and collect --ledger", () => {
       /^ {2}objects {3}10 in the ledger, the largest .+ \d+ bytes of 1048576 \(0\.\d %, \d+ keys\)$/m,
     );
     expect(run.stdout).toContain(
-      "  lapsed holds (planned, never claimed; a plan of another stack or pulumi-egress-ipam collect deletes them " +
-        "a minute after they lapsed): 2\n" +
+      "  lapsed holds (planned, never claimed; plans of other stacks delete them 15 minutes after they lapsed, " +
+        "pulumi-egress-ipam collect after a minute): 2\n" +
         `    10.54.0.2  organization/web/dev  ${urn("a")}  lapsed 2026-01-01T00:00:00.000Z\n` +
         `    10.54.0.3  organization/web/dev  ${urn("b")}  lapsed 2026-01-01T00:00:00.000Z\n`,
     );

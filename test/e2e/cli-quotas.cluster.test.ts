@@ -131,8 +131,8 @@ describe("report --ledger of a pool with quotas, on the real kube-apiserver", ()
       '  "team-a/*" together (2 stacks): held 10  planned 1  of 12  left 1',
     ]);
     expect(run.stdout).toContain(
-      "  lapsed holds (planned, never claimed; a plan of another stack or pulumi-egress-ipam collect deletes them " +
-        "a minute after they lapsed): 1\n" +
+      "  lapsed holds (planned, never claimed; plans of other stacks delete them 15 minutes after they lapsed, " +
+        "pulumi-egress-ipam collect after a minute): 1\n" +
         `    10.61.0.20  organization/web/prod  ${urn("web", "a-20")}  lapsed 2020-01-01T00:00:00.000Z\n`,
     );
     expect(run.stdout).toMatch(

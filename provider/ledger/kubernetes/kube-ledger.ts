@@ -28,7 +28,7 @@ import { entryWrites } from "./entry-writes";
 import { MarkerConflict } from "./block-markers";
 import { describeEntry } from "../held-entry";
 import { definitionMark } from "./definition-mark";
-import { collectHolds, collectPerPlan, lapsedHolds } from "./lapsed-holds";
+import { collectHolds, collectPerPlan, lapsedHolds, planCollectsAfterMs } from "./lapsed-holds";
 import { ownerOf, PoolDefinitions } from "./pool-definition";
 import type { KubeLedgerConfig } from "./ledger-config";
 
@@ -148,7 +148,7 @@ export const defaultHoldDuration = 15 * 60_000;
  *   hold is claimed under the Lease, and only while the definition is the one it was planned under
  *   (else POOL_CHANGED).
  * - `release` deletes the owner's claims, preconditioned on their uid and resourceVersion.
- * - Every plan also deletes a few holds of other stacks that lapsed over a minute ago, with their
+ * - Every plan also deletes a few holds of other stacks that lapsed over 15 minutes ago, with their
  *   registrations (see lapsed-holds.ts), so abandoned previews do not grow the pool for good.
  *
  * `pool` arguments are ignored: the ledger name identifies the pool across stacks. `adopt` takes
@@ -403,7 +403,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
    * pool's delete releases them. What cannot be collected now waits for a later plan.
    */
   const collectLapsed = async (claims: readonly Claim[]): Promise<void> => {
-    const lapsed = lapsedHolds(claims, Date.now())
+    const lapsed = lapsedHolds(claims, Date.now(), planCollectsAfterMs)
       .filter((c) => !ofStack(c, me))
       .slice(0, collectPerPlan);
     if (lapsed.length > 0)

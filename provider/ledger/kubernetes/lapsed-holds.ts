@@ -12,15 +12,22 @@ import { lapsedGraceMs } from "./quota-counter";
 export const collectPerPlan = 8;
 
 /**
- * The holds of `claims` that lapsed more than a minute before `at`: a new entry is created as a
- * lapsed hold and written live once it has registered, so one that lapsed within the minute may be
- * in flight. Node addresses are left out (their holds are shared by reference).
+ * How long after it lapsed a plan collects a hold: a hold duration more (15 minutes), so that a
+ * preview's `up` that comes a little late still renews what the preview showed, as before.
  */
-export function lapsedHolds(claims: readonly Claim[], at: number): Claim[] {
+export const planCollectsAfterMs = 15 * 60_000;
+
+/**
+ * The holds of `claims` that lapsed more than `after` (at least a minute) before `at`: a new entry
+ * is created as a lapsed hold and written live once it has registered, so one that lapsed within
+ * the minute may be in flight. Node addresses are left out (their holds are shared by reference).
+ */
+export function lapsedHolds(claims: readonly Claim[], at: number, after = lapsedGraceMs): Claim[] {
+  const before = at - Math.max(after, lapsedGraceMs);
   return claims.filter(
     (c) =>
       c.state === "hold" &&
-      c.expires + lapsedGraceMs <= at &&
+      c.expires <= before &&
       c.resourceVersion !== "" &&
       c.nodeId === undefined &&
       c.malformed === undefined,
