@@ -14,6 +14,7 @@ import {
 import { readRecord } from "../ledger/stack/allocation-record";
 import { shellCommand, shown } from "../core/text";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
+import { configMapLimit, objectSizes } from "../ledger/kubernetes/object-sizes";
 import { CliError, exitCodes } from "./cli-error";
 import { compareEntries, compareHolders, type Holder } from "./holder";
 import { usage, type PoolUsage, type SharedView } from "./pool-usage";
@@ -59,9 +60,10 @@ export async function ledgerUsage(
 ): Promise<PoolUsage> {
   // Reading takes no lock: the lock settings of a ledger config are not used here.
   const config = { ...ref, lockDuration: 0, lockAcquireTimeout: 0 };
-  const [stored, claims] = await Promise.all([
+  const [stored, claims, sizes] = await Promise.all([
     new PoolDefinitions(config, clients).read(),
     new ClaimStore(clients, ref.namespace, ref.name).list(),
+    objectSizes(clients, ref.namespace, ref.name),
   ]).catch((e: unknown) => {
     if (!(e instanceof IpamError)) throw e;
     // INVALID_STATE: quotas stored that this package did not write, which only their owner can fix.
@@ -98,6 +100,11 @@ export async function ledgerUsage(
     ownedBy: poolOwner(stored),
     ...(stored.quotas ? { quotas: stored.quotas } : {}),
     stacks: usageByStack(stored, claims, now),
+    lapsed: claims
+      .filter((c) => c.state === "hold" && !isLive(c, now))
+      .sort((a, b) => compareEntries(a.ip, b.ip))
+      .map((c) => ({ ip: c.ip, stack: c.stack, owner: c.owner, lapsed: new Date(c.expires).toISOString() })),
+    largest: { ...sizes[0]!, limit: configMapLimit, objects: sizes.length },
   };
 }
 

@@ -87,7 +87,9 @@ function userError<T>(f: () => T): T {
 /** The `pulumi-egress-ipam` program; `main` parses and runs it. Exported for tests of the wiring. */
 export function program(): Command {
   const cli = new Command("pulumi-egress-ipam")
-    .description("Reports on the IP pools of a Pulumi stack and checks its egress IPs against the hosts.")
+    .description(
+      "Reports on the IP pools of a Pulumi stack, checks its egress IPs against the hosts, and collects a shared pool's lapsed holds.",
+    )
     .addHelpText("after", exitHelp)
     .showSuggestionAfterError()
     // Commander's own error lines carry a code too; its subcommands inherit this.
@@ -118,6 +120,33 @@ export function program(): Command {
     .action(async (opts: ReportCommandOptions) => {
       const { scope, usages } = await reportSource(opts);
       process.stdout.write(`${report(scope, usages, opts, styleFor(process.stdout))}\n`);
+    });
+
+  cli
+    .command("collect")
+    .description(
+      "Deletes the holds of a shared pool that lapsed over a minute ago (planned at a preview or a check, " +
+        "never claimed), with their marker and quota counter registrations; each delete is preconditioned " +
+        "on what was read, so a hold renewed meanwhile stays. Plans of other stacks do this a few at a time.",
+    )
+    .requiredOption(
+      "--ledger <kubernetes:namespace/name>",
+      "the shared pool: the namespace and name of its IpPool's `ledger`",
+    )
+    .option("--context <name>", "the kubeconfig context (default: the current one)")
+    .option("--json", "print JSON only")
+    .addHelpText("after", exitHelp)
+    .exitOverride()
+    .action(async (opts: { ledger: string; context?: string; json?: boolean }) => {
+      const { parseLedgerRef } = require("./ledger-usage") as typeof import("./ledger-usage");
+      const { collectLapsed, collectText } =
+        require("./collect-command") as typeof import("./collect-command");
+      const { kubeClients } = require("../kube/kube-config") as typeof import("../kube/kube-config");
+      const ref = parseLedgerRef(opts.ledger);
+      const clients = userError(() => kubeClients({ context: opts.context }));
+      const result = await collectLapsed(ref, clients);
+      process.stdout.write(`${opts.json ? JSON.stringify(result, null, 2) : collectText(result)}
+`);
     });
 
   cli

@@ -71,6 +71,16 @@ export interface PoolUsage {
   quotas?: PoolQuotas;
   /** In a ledger's report: every stack with entries in the pool (and the owner), with its quota. */
   stacks?: StackUsage[];
+  /**
+   * In a ledger's report: the holds that lapsed (planned at a preview or a check, never claimed),
+   * by entry, with when each lapsed (RFC 3339); a plan of another stack or `collect` deletes them.
+   */
+  lapsed?: { ip: string; stack: string; owner: string; lapsed: string }[];
+  /**
+   * In a ledger's report: the pool's largest object (claims, markers, quota counters, its
+   * definition) and the size of its data against a ConfigMap's limit, in bytes.
+   */
+  largest?: { name: string; role: string; bytes: number; keys: number; limit: number; objects: number };
   maps: SubnetMap[];
 }
 

@@ -40,6 +40,7 @@ export function poolText(usage: PoolUsage, style: Style): string {
     ["excluded", usage.excluded],
   ];
   out.push(`  ${counts.map(([k, v]) => `${k} ${bold(v)}`).join("  ")}`);
+  if (usage.largest) out.push(`  objects   ${objectsText(usage.largest)}`);
   if (usage.stacks) out.push("", ...stacksText(usage.stacks));
   for (const map of usage.maps) out.push("", ...mapText(map, style));
   out.push("", `  ${legendText(style)}`);
@@ -54,6 +55,15 @@ export function poolText(usage: PoolUsage, style: Style): string {
     for (const c of usage.stale)
       out.push(`    ${c.ip}  ${terminalSafe(c.owner)}`, `      ${terminalSafe(c.fix)}`);
   }
+  if (usage.lapsed && usage.lapsed.length > 0) {
+    out.push(
+      "",
+      `  lapsed holds (planned, never claimed; plans of other stacks delete them 15 minutes after they ` +
+        `lapsed, pulumi-egress-ipam collect after a minute): ${usage.lapsed.length}`,
+    );
+    for (const h of usage.lapsed)
+      out.push(`    ${h.ip}  ${terminalSafe(h.stack)}  ${terminalSafe(h.owner)}  lapsed ${h.lapsed}`);
+  }
   if (usage.unchecked && usage.unchecked.length > 0) {
     out.push(
       "",
@@ -62,6 +72,20 @@ export function poolText(usage: PoolUsage, style: Style): string {
     );
   }
   return out.join("\n");
+}
+
+/**
+ * `12 in the ledger, the largest quota counter egress.quota-… 40960 bytes of 1048576 (3.9 %)`: how
+ * close the pool's largest object is to a ConfigMap's limit (a write past it fails).
+ */
+export function objectsText(l: NonNullable<PoolUsage["largest"]>): string {
+  const what =
+    { marker: "marker", quota: "quota counter", claim: "claim", pool: "definition" }[l.role] ?? "object";
+  const share = ((l.bytes / l.limit) * 100).toFixed(1);
+  return (
+    `${l.objects} in the ledger, the largest ${what} ${terminalSafe(l.name)} ${l.bytes} bytes of ` +
+    `${l.limit} (${share} %, ${l.keys} keys)`
+  );
 }
 
 /** `default 8, "team-a/*" 16`: a pool's quotas as its owner set them, or `none`. */

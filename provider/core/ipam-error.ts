@@ -43,7 +43,8 @@
  * - `INVALID_INPUT`: a resource's input or a CLI option has the wrong shape, or a meaning no more
  *   specific code covers (a missing namespace, two settings that exclude each other, a `podSelector`
  *   key or value that is not Kubernetes label syntax, an output not known at preview or a secret
- *   where the plugin's schema takes a plain value, such as an EgressIp's `failureDomains`). Do: fix
+ *   where the plugin's schema takes a plain value, such as an EgressIp's `failureDomains`; a shared
+ *   pool's `prefixLengths` whose `min` and `max` are more than 8 apart). Do: fix
  *   the property the failure names; the message says what it takes.
  * - `NO_NETWORK`: a node allocator was built without a network, or an IpAllocation with `nodeId`
  *   asks a pool without `network` (webmesh ErrNoNetwork). Do: give it a network.

@@ -116,7 +116,13 @@ describe("report --ledger of a pool with quotas, on the real kube-apiserver", ()
       // .2 .3 .5 .6 .7 .21 and the /29: 14 held; .4 planned.
       "  size 253  held 14  free 238  planned-not-created 1  reserved 0  excluded 0",
     ]);
-    expect(lines.slice(7, 13)).toEqual([
+    // The definition, 9 claims and holds, the counter; the definition is the largest.
+    expect(lines[6]).toMatch(
+      new RegExp(
+        `^  objects   11 in the ledger, the largest definition ${pool}\\.pool \\d+ bytes of 1048576 \\(0\\.\\d %, 5 keys\\)$`,
+      ),
+    );
+    expect(lines.slice(8, 14)).toEqual([
       "  STACK                          QUOTA                     HELD  PLANNED  LEFT",
       "  organization/net/prod (owner)  default 4                 1     0        3",
       '  organization/team-a/dev        "team-a/*" 12 (together)  9     1        1',
@@ -124,6 +130,11 @@ describe("report --ledger of a pool with quotas, on the real kube-apiserver", ()
       "  organization/web/prod          default 4                 2     0        2",
       '  "team-a/*" together (2 stacks): held 10  planned 1  of 12  left 1',
     ]);
+    expect(run.stdout).toContain(
+      "  lapsed holds (planned, never claimed; plans of other stacks delete them 15 minutes after they lapsed, " +
+        "pulumi-egress-ipam collect after a minute): 1\n" +
+        `    10.61.0.20  organization/web/prod  ${urn("web", "a-20")}  lapsed 2020-01-01T00:00:00.000Z\n`,
+    );
     expect(run.stdout).toMatch(
       /not checked for stale claims \(state not readable with this backend and login\): organization\/net\/prod, organization\/team-a\/dev/,
     );

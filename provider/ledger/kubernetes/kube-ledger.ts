@@ -28,6 +28,7 @@ import { entryWrites } from "./entry-writes";
 import { MarkerConflict } from "./block-markers";
 import { describeEntry } from "../held-entry";
 import { definitionMark } from "./definition-mark";
+import { collectHolds, collectPerPlan, lapsedHolds, planCollectsAfterMs } from "./lapsed-holds";
 import { ownerOf, PoolDefinitions } from "./pool-definition";
 import type { KubeLedgerConfig } from "./ledger-config";
 
@@ -147,6 +148,8 @@ export const defaultHoldDuration = 15 * 60_000;
  *   hold is claimed under the Lease, and only while the definition is the one it was planned under
  *   (else POOL_CHANGED).
  * - `release` deletes the owner's claims, preconditioned on their uid and resourceVersion.
+ * - Every plan also deletes a few holds of other stacks that lapsed over 15 minutes ago, with their
+ *   registrations (see lapsed-holds.ts), so abandoned previews do not grow the pool for good.
  *
  * `pool` arguments are ignored: the ledger name identifies the pool across stacks. `adopt` takes
  * over addresses held by resources of the same stack only.
@@ -390,7 +393,21 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         (error: unknown) => ({ error }),
       );
     }
+    await collectLapsed(claims);
     return out;
+  };
+
+  /**
+   * Deletes a few holds of other stacks that lapsed (see lapsed-holds.ts), under the Lease. This
+   * stack's own are left to it: its next check renews them (a preview, then a late `up`) or its
+   * pool's delete releases them. What cannot be collected now waits for a later plan.
+   */
+  const collectLapsed = async (claims: readonly Claim[]): Promise<void> => {
+    const lapsed = lapsedHolds(claims, Date.now(), planCollectsAfterMs)
+      .filter((c) => !ofStack(c, me))
+      .slice(0, collectPerPlan);
+    if (lapsed.length > 0)
+      await collectHolds(entries, lapsed, (c) => view.record(c.ip, undefined)).catch(() => undefined);
   };
 
   /** Deletes what `owner` holds among `ips` (all it holds when omitted) that `instance` wrote. */

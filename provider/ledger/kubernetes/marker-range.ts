@@ -54,6 +54,15 @@ export interface StoredQuotas {
   problem?: string;
 }
 
+/**
+ * How wide (`max - min`) a shared pool's `prefixLengths` rule may be in one family. An address
+ * registers in a marker at every length of the rule (a block at those shorter than its own), so a
+ * rule 8 wide costs an address 9 marker writes at preview and 9 at release, besides its claim
+ * (against 1 and 1 without the rule), and it spans every length from a /24 block to the addresses in
+ * it (IPv6: a /56 to its /64s). Wider rules multiply the writes of every address of the pool.
+ */
+export const maxRuleWidth = 8;
+
 /** `24-27`, as the definition object stores a range. */
 export const formatRange = (r: LengthRange): string => `${r.min}-${r.max}`;
 

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
+import { errorMessage } from "../../core/failure";
 import { IpamError } from "../../core/ipam-error";
 import { shared } from "../../core/process-registry";
 import { retryOnConflict } from "../../kube/conflict-retry";
@@ -39,9 +40,11 @@ import type { StoredQuotas } from "./marker-range";
 //   registers before the write, and needs room.
 // - Release: the object is deleted, then its registration removed; a crash between leaves it listed
 //   until a registration needs the room (its object is gone: pruned).
-// - Pruning, only when a registration finds no room: the pool is listed once, after the counter was
-//   read (so every object registered in what was read is in that list unless deleted since, for
-//   good), and a registration is dropped when its object is gone (or another object has its name),
+// - Pruning, when a registration finds no room or the API server refuses the counter's write for
+//   another reason than a change meanwhile (it grew past what a ConfigMap holds: without what is
+//   gone it may fit; if it still does not, the refusal says so): the pool is listed once, after the
+//   counter was read (so every object registered in what was read is in that list unless deleted
+//   since, for good), and a registration is dropped when its object is gone (or another object has its name),
 //   belongs to another group (and no longer has the version the registration named, if it named
 //   one), or is a hold lapsed for over a minute, which is deleted first (preconditioned on what was
 //   read, so its owner cannot renew it uncounted; a minute, so a new entry in flight keeps its
@@ -265,11 +268,40 @@ export class QuotaCounters {
       rule = terms.version;
     }
     let next = this.decide(entries, batch, group);
-    if (next.refusals.some(Boolean))
-      next = this.decide(await this.prune(entries, group, terms!, await listed()), batch, group);
-    if (rule !== read.rule || !same(next.entries, read.entries))
+    let pruned = false;
+    const prune = async () => {
+      pruned = true;
+      return this.decide(await this.prune(entries, group, terms!, await listed()), batch, group);
+    };
+    if (next.refusals.some(Boolean)) next = await prune();
+    if (rule === read.rule && same(next.entries, read.entries)) return next.refusals;
+    try {
       q.cache = await this.write(name, group, rule, next.entries, read.resourceVersion);
+    } catch (e) {
+      // Refused for another reason than a change meanwhile (the counter grew past what a ConfigMap
+      // holds, most likely): without what is gone it may fit. Drops alone only shrink it.
+      if (isConflict(e) || pruned || !terms) throw e;
+      next = await prune();
+      try {
+        q.cache = await this.write(name, group, rule, next.entries, read.resourceVersion);
+      } catch (again) {
+        throw isConflict(again) || !tooLarge.test(errorMessage(again))
+          ? again
+          : this.tooLarge(name, group, next.entries, again);
+      }
+    }
     return next.refusals;
+  }
+
+  /** A counter write the API server refused even pruned, with what it lists and what to do. */
+  private tooLarge(name: string, group: QuotaGroup, entries: Map<string, string[]>, e: unknown): IpamError {
+    const bytes = [...entries].reduce((n, [k, v]) => n + k.length + v.join(" ").length, 0);
+    return new IpamError(
+      "LEDGER_UNAVAILABLE",
+      `${errorMessage(e)}; quota counter "${name}" of ${group.rule} in ${this.what} would list ${entries.size} ` +
+        `entries (${bytes} bytes) after dropping those that are gone, and a ConfigMap holds at most 1 MiB: ` +
+        `release entries of that group, or ask the pool's owner to split it with narrower quota patterns`,
+    );
   }
 
   /** `entries` with the changes of `batch` in order: an admission without room is refused. */
@@ -370,6 +402,9 @@ export class QuotaCounters {
     }
   }
 }
+
+/** How the API server (`Too long`, 413) and etcd (`request is too large`) refuse an object too large. */
+const tooLarge = /too long|too large|\b413\b/i;
 
 /** The uid of the object a registration names. */
 const uidOf = (token: string): string => token.split("@")[0]!;

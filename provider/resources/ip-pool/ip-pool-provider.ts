@@ -30,6 +30,7 @@ import { warnOnce } from "../../core/warnings";
 import { shapeFailures } from "../input-shape";
 import { ipPoolInputs } from "../resource-inputs";
 import { isBlock, takeEntry } from "../../ledger/held-entry";
+import { sharedRuleProblems } from "../pool/shared-rule-width";
 import { checkRequestableBlock } from "../pool/pool-blocks";
 
 /** Whether a held block is still inside the pool's subnets and clear of its exclusions. */
@@ -171,6 +172,8 @@ export const ipPoolProvider: ProviderImpl = {
     if ([poolSpecOf(news), news.ledger, news.quotas, news.adopt].some(hasUnknown)) return { inputs: news };
     const { pool, failures } = resolvePool(poolSpecOf(news));
     failures.push(...resolveLedger(news.ledger).failures, ...ownerSettingFailures(news));
+    if (pool && news.ledger !== undefined)
+      failures.push(...sharedRuleProblems(pool).map((reason) => inputFailure("prefixLengths", reason)));
     if (pool && failures.length === 0 && news.ledger !== undefined) {
       await identify(olds, news, failures);
       // A shared pool: its definition is checked at preview, and written by `up` (create or update).

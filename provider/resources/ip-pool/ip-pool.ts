@@ -49,7 +49,8 @@ export interface IpPoolArgs {
   /**
    * The prefix lengths a `PrefixAllocation` of the pool may ask for, and the default when it
    * gives none, e.g. `{ min: 16, max: 28, default: 24 }`; a block outside it is refused at preview
-   * naming the rule. Changing it applies to later plans only.
+   * naming the rule. Changing it applies to later plans only. In a shared pool (`ledger`) `min` and
+   * `max` may be at most 8 apart: every address registers in a marker at each length between.
    */
   prefixLengths?: pulumi.Input<PrefixLengthRule>;
   /**

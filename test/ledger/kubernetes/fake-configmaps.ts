@@ -16,6 +16,11 @@ export class FakeConfigMaps {
   private uids = 0;
   /** Requests served, by verb. */
   readonly calls: Record<string, number> = {};
+  /**
+   * The most the values of an object's data may hold, in bytes, by name (default 1 MiB): a create
+   * or update over it fails with 422 Invalid, as the API server refuses a ConfigMap over 1 MiB.
+   */
+  readonly maxValueBytes = new Map<string, number>();
 
   /** @param jitterMs - the longest wait before and after a request takes effect (0: none). */
   constructor(private readonly jitterMs = 2) {}
@@ -97,7 +102,14 @@ export class FakeConfigMaps {
     return [...this.objects.values()].filter((o) => wanted.every(([k, v]) => o.metadata?.labels?.[k!] === v));
   }
 
+  private tooLong(body: k8s.V1ConfigMap): void {
+    const max = this.maxValueBytes.get(body.metadata?.name ?? "") ?? 1024 * 1024;
+    const bytes = Object.values(body.data ?? {}).reduce((n, v) => n + Buffer.byteLength(v), 0);
+    if (bytes > max) throw status(422, `Invalid: Too long: must have at most ${max} bytes`);
+  }
+
   private create(body: k8s.V1ConfigMap): k8s.V1ConfigMap {
+    this.tooLong(body);
     const name = body.metadata!.name!;
     if (this.objects.has(name)) throw status(409, "AlreadyExists");
     const o = structuredClone(body);
@@ -110,6 +122,7 @@ export class FakeConfigMaps {
     const o = this.get(name);
     const rv = body.metadata?.resourceVersion;
     if (rv !== undefined && rv !== o.metadata!.resourceVersion) throw status(409, "Conflict");
+    this.tooLong(body);
     const same =
       JSON.stringify(o.data ?? {}) === JSON.stringify(body.data ?? {}) &&
       JSON.stringify(o.metadata?.labels ?? {}) === JSON.stringify(body.metadata?.labels ?? {});

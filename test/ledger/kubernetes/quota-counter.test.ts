@@ -359,6 +359,29 @@ describe("crashes, lapsed holds and garbage", () => {
     expect(listed(q, "a")).toEqual([`${name}.10.0.0.2`, `${name}.10.0.0.3`]);
   });
 
+  it("a counter the API server refuses to grow (too large) is pruned of what is gone, then written", async () => {
+    const q = { default: 100 };
+    const { fake, store, writes, listed, name } = await pool(q);
+    const held = [];
+    for (let i = 1; i <= 4; i++) held.push(await put(writes, `10.0.0.${i}`, hold("a")));
+    for (const c of held.slice(0, 3)) await store.delete(c); // releases that died before their counter write
+    expect(listed(q, "a")).toHaveLength(4);
+    // Not one byte more fits: the next registration's write is refused as too long, whatever the room.
+    const counter = counterName(name, quotaGroupOf(q, "o/p/a", "id-a")!);
+    const bytes = Object.values(fake.objects.get(counter)!.data!).reduce((n, v) => n + v.length, 0);
+    fake.maxValueBytes.set(counter, bytes);
+    await put(writes, "10.0.0.5", hold("a"));
+    expect(listed(q, "a")).toEqual([`${name}.10.0.0.4`, `${name}.10.0.0.5`]);
+    // What still does not fit once pruned fails naming the counter and what to do.
+    const more = [];
+    for (let i = 6; i <= 9; i++) more.push(refusal(put(writes, `10.0.0.${i}`, hold("a"))));
+    const failed = (await Promise.all(more)).find(Boolean);
+    expect(failed?.code).toBe("LEDGER_UNAVAILABLE");
+    expect(failed?.message).toMatch(
+      /Too long.*; quota counter "q\d+-\w+\.quota-[0-9a-f]{16}" of the default quota in pool "q\d+-\w+" would list \d+ entries \(\d+ bytes\) after dropping those that are gone, and a ConfigMap holds at most 1 MiB: release entries of that group, or ask the pool.s owner to split it with narrower quota patterns$/,
+    );
+  });
+
   it("a hold lapsed for over a minute is deleted for the room, so its owner cannot renew it uncounted", async () => {
     const q = { stacks: { "p/*": 1 } };
     const { store, writes } = await pool(q);
