@@ -76,7 +76,8 @@ export class ServedStacks {
   /**
    * Verifies that the checkpoint of `stack`, the one the provider will read, is the checkpoint of
    * the stack `urn` belongs to. Of a resource the engine has `state` of, it must hold the resource,
-   * under its URN or the one its state was made under (a rename with an alias);
+   * under its URN or the one its state was made under (a rename with an alias), or a resource that
+   * records that identity (renamed with aliases twice, its URN there is an intermediate one);
    * at a create (no state), the root stack resource, which the engine writes before any other. A
    * resource checked before its create has nothing to be found by (a first preview's stack holds
    * nothing): its create is verified.
@@ -87,9 +88,15 @@ export class ServedStacks {
     // The URN a state was made under: a holder's `owner`; a pool's `poolId` (a holder's names its pool).
     const madeAs = typeof state?.owner === "string" ? state.owner : state?.poolId;
     const wanted = state ? [urn, madeAs].filter((u): u is string => typeof u === "string") : [rootOf(urn)];
+    // Renamed with aliases more than once, a resource's URN in the checkpoint is neither its URN now
+    // nor the one it was made under; the identity its state records is still in its outputs.
+    const sameRecord = (r: CheckpointResource) =>
+      state !== undefined &&
+      typeof madeAs === "string" &&
+      (r.outputs?.owner === madeAs || r.outputs?.poolId === madeAs);
     const holds = async (read: (stack: string) => Promise<CheckpointResource[]>) => {
       try {
-        return (await read(stack)).some((r) => wanted.includes(r.urn));
+        return (await read(stack)).some((r) => wanted.includes(r.urn) || sameRecord(r));
       } catch (e) {
         if (!isStackMissing(e)) throw engineError(e);
         // A name recorded in state whose stack was renamed since: the provider knows what that means.

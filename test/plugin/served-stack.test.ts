@@ -72,6 +72,16 @@ describe("a checkpoint is read as a plugin resource's stack only where it holds 
       { owner: urn("old") },
     ],
     ["a pool, under the URN its state names", checkpoint(urn("p")), { poolId: urn("p") }],
+    [
+      "an existing resource renamed with aliases twice, under the name between, which records the identity its state names",
+      [...checkpoint(root), { urn: urn("between"), type: "x", outputs: { owner: urn("old") } }],
+      { owner: urn("old") },
+    ],
+    [
+      "a pool renamed with aliases twice, likewise",
+      [{ urn: urn("p2"), type: "x", outputs: { poolId: urn("p") } }],
+      { poolId: urn("p") },
+    ],
     ["a create, where the stack's root is", checkpoint(root), undefined],
   ])("accepts %s", async (_name, held, state) => {
     await expect(ok(held, state)).resolves.toBeUndefined();
