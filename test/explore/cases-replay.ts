@@ -10,15 +10,18 @@ import { startCloud, type CloudServers } from "./cloud";
 import { describeFailure, type ExploreCase } from "./report";
 import { runSequence } from "./runner";
 
-/** The case files, by name, of shared worlds (`shared`: true) or of the others. */
-export function exploreCases(shared: boolean): (readonly [string, ExploreCase])[] {
+/**
+ * The case files, by name: `onCluster`, those that need the cluster project's builds (a shared
+ * world's test cluster, a YAML world's language host and plugin); else the others.
+ */
+export function exploreCases(onCluster: boolean): (readonly [string, ExploreCase])[] {
   const dir = path.join(__dirname, "cases");
   return fs
     .readdirSync(dir)
     .filter((f) => f.endsWith(".json"))
     .sort()
     .map((f) => [f, JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as ExploreCase] as const)
-    .filter(([, c]) => Boolean(c.shared) === shared);
+    .filter(([, c]) => Boolean(c.shared || c.yaml) === onCluster);
 }
 
 /** A test per case of `cases`, each replayed and required to keep every promise at every step. */
@@ -35,7 +38,12 @@ export function replayCases(cases: (readonly [string, ExploreCase])[]): void {
     });
 
     it.each(cases)("%s", async (_, c) => {
-      const plan = { edits: c.edits, cloud: Boolean(c.cloud), shared: Boolean(c.shared) };
+      const plan = {
+        edits: c.edits,
+        cloud: Boolean(c.cloud),
+        shared: Boolean(c.shared),
+        yaml: Boolean(c.yaml),
+      };
       const result = await runSequence(plan, () => {}, servers);
       expect(result.violation ? describeFailure(result) : undefined).toBeUndefined();
       expect(result.steps.map((s) => s.outcome)).not.toContain("skipped");

@@ -1,6 +1,7 @@
 // The explorer's own parts, without the engine: generation is seeded and always applies, the
 // invariants see what they must see (and nothing else), and shrinking finds the smallest failing
 // sequence. The engine runs are test/e2e/explore-*.test.ts and `npm run explore`.
+import { loadYaml } from "@kubernetes/client-node";
 import { spawn } from "node:child_process";
 import * as net from "node:net";
 import { describe, expect, it } from "vitest";
@@ -8,6 +9,7 @@ import { connectedToPort } from "../support/provider-processes";
 import { generateSequence } from "./generate";
 import { mustAccept, previewIsUp, slotValues, span, stable, unique, unknownValue } from "./invariants";
 import { programText } from "./program";
+import { yamlProgramOf } from "./program-yaml";
 import { shrink } from "./shrink";
 import { applyEdit, emptyWorld, slotsOf, type Edit, type World, type WorldKind } from "./world";
 
@@ -197,6 +199,38 @@ describe("a shared world", () => {
     expect(text).toContain(`"ledger":{"kind":"kubernetes","name":"pool-0","namespace":"ipam"}`);
     expect(text).toContain(`IpPool.shared("pool-0"`);
     expect(text).toContain(`new IpAllocation("t0", { "pool": shared0}).ips`);
+  });
+});
+
+describe("a YAML world", () => {
+  it("writes the program with aliases as URNs and the after chains the plugin needs", () => {
+    const w = walk([
+      { op: "addPool", family: "ipv4" },
+      { op: "addAlloc", pool: 0 },
+      { op: "addEgress", pool: 0, domains: ["za"] },
+      { op: "addPrefix", pool: 0, prefixLength: 29 },
+      { op: "addAlloc", pool: 0 },
+      { op: "renamePool", pool: 0, alias: true, name: "egress" },
+    ]);
+    const program = loadYaml(yamlProgramOf({ ...w, yaml: true }, "test")) as {
+      resources: Record<string, { type: string; properties: Record<string, unknown>; options?: unknown }>;
+      outputs: Record<string, string>;
+    };
+    const r = program.resources;
+    expect(r.egress!.options).toEqual({
+      aliases: ["urn:pulumi:test::explore::egress-ipam:index:IpPool::pool0"],
+    });
+    expect(r.h0!.properties.pool).toBe("${egress}");
+    expect(r.h0!.properties.after).toBeUndefined();
+    expect(r.h3!.properties.after).toBe("${h0}"); // the allocations' chain
+    expect(r.h2!.properties.after).toBeUndefined(); // the blocks' chain starts
+    expect(r.h1!.properties.after).toBe("${h3}"); // the EgressIps follow the last allocation
+    expect(program.outputs).toEqual({
+      h1: "${h0.ips}",
+      h2: "${h1.addresses}",
+      h3: "${h2.cidr}",
+      h4: "${h3.ips}",
+    });
   });
 });
 

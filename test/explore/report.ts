@@ -18,6 +18,8 @@ export interface ExploreCase {
   cloud?: boolean;
   /** A shared world (a ledger on the test cluster, and a tenant stack). */
   shared?: boolean;
+  /** A YAML world (the program through the plugin). */
+  yaml?: boolean;
   edits: Edit[];
 }
 
@@ -65,6 +67,7 @@ export function writeCase(dir: string, name: string, result: RunResult): string 
     broke: result.violation!.invariant,
     ...(result.world.cloud ? { cloud: true } : {}),
     ...(result.world.shared ? { shared: true } : {}),
+    ...(result.world.yaml ? { yaml: true } : {}),
     edits: result.edits,
   };
   fs.writeFileSync(file, JSON.stringify(c, null, 2) + "\n");

@@ -27,7 +27,9 @@ import {
   type Violation,
 } from "./invariants";
 import { recoverFromKill, upKilledAfter } from "./killed-up";
+import { pluginProject, writeProjectFile } from "../support/plugin-project";
 import { programOf, tenantProgramOf, type CloudContext, type SharedContext } from "./program";
+import { yamlProgramOf, yamlProject } from "./program-yaml";
 import { ledgerLeftovers } from "./ledger";
 import { Rng } from "./rng";
 import { applyEdit, emptyWorld, type Edit, type World, type WorldKind } from "./world";
@@ -62,12 +64,14 @@ export interface RunResult {
 export type RunPlan = ({ edits: Edit[] } | { seed: number; length: number }) & {
   cloud?: boolean;
   shared?: boolean;
+  /** A YAML world: the program as Pulumi YAML through the plugin (program-yaml.ts). */
+  yaml?: boolean;
   kills?: boolean;
 };
 
 /** The kind of world a plan explores. */
-export const worldKindOf = (plan: Pick<RunPlan, "cloud" | "shared">): WorldKind =>
-  plan.cloud ? "cloud" : plan.shared ? "shared" : "local";
+export const worldKindOf = (plan: Pick<RunPlan, "cloud" | "shared" | "yaml">): WorldKind =>
+  plan.cloud ? "cloud" : plan.shared ? "shared" : plan.yaml ? "yaml" : "local";
 
 /** A sequence as it runs: its stack, its cloud, and the last world the engine accepted. */
 interface Sequence {
@@ -107,7 +111,12 @@ export async function runSequence(
   const kind = worldKindOf(plan);
   const env =
     kind === "cloud" ? motoCredentials : kind === "shared" ? { KUBECONFIG: testKubeconfig() } : undefined;
-  const h = Harness.create("explore", env ? { env } : {});
+  const h =
+    kind === "yaml"
+      ? pluginProject(consumerDir(), yamlProject, {
+          "Pulumi.yaml": yamlProgramOf(emptyWorld("yaml"), "test"),
+        })
+      : Harness.create("explore", env ? { env } : {});
   const cloud = plan.cloud ? await freshCloud(servers!) : undefined;
   const s: Sequence = {
     h,
@@ -176,6 +185,22 @@ async function foreignChanged(s: Sequence): Promise<Violation | undefined> {
 const stacksOf = (s: Sequence): Harness[] =>
   [s.h, ...(s.tenant ? [s.tenant] : [])].filter((h) => s.programmed.has(h));
 
+/** Gives stack `h` the program of `w`: the tenant's, the YAML file of a YAML world, or the inline program. */
+async function setProgram(s: Sequence, h: Harness, w: World): Promise<void> {
+  if (h === s.tenant) await h.program(tenantProgramOf(w, s.pkg, s.shared!));
+  else if (w.yaml) {
+    writeProjectFile(h, "Pulumi.yaml", yamlProgramOf(w, h.stackName));
+    await h.project();
+  } else await h.program(programOf(w, s.pkg, s.context, s.shared));
+}
+
+/** The consumer project the harnesses run in (the global setup's). */
+const consumerDir = () => {
+  const dir = process.env.EGRESS_IPAM_CONSUMER;
+  if (!dir) throw new Error("EGRESS_IPAM_CONSUMER is not set: run the explorer through vitest");
+  return dir;
+};
+
 /** How messages name a stack of the sequence. */
 const stackRole = (s: Sequence, h: Harness) => (h === s.tenant ? "tenant stack" : "stack");
 
@@ -243,9 +268,7 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
   const adoptedBefore = context && new Map(context.adopted);
   if (context && edit.op === "elasticIps" && edit.elasticIps === "adoptOwn")
     context.adopted.set(edit.holder, await ownElasticIps(h, s.values, edit.holder));
-  await h.program(
-    h === s.tenant ? tenantProgramOf(next, s.pkg, s.shared!) : programOf(next, s.pkg, context, s.shared),
-  );
+  await setProgram(s, h, next);
   let preview: PreviewResult;
   try {
     preview = await h.preview();
@@ -263,11 +286,7 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
       };
     if (context) context.adopted = adoptedBefore!;
     // The stack's program stays the one it had (a shared world's tenant program may be its first).
-    await h.program(
-      h === s.tenant
-        ? tenantProgramOf(s.world, s.pkg, s.shared!)
-        : programOf(s.world, s.pkg, context, s.shared),
-    );
+    await setProgram(s, h, s.world);
     const code = codeIn(text);
     return { outcome: "refused", ...(code ? { code } : {}) };
   }

@@ -22,6 +22,11 @@ export interface SessionOptions {
    * that are not cloud worlds. The test cluster is started unless one runs (EGRESS_IPAM_KUBECONFIG).
    */
   shared?: "none" | "mixed" | "all";
+  /**
+   * Which sequences run in a YAML world (the program as Pulumi YAML through the plugin): none,
+   * every eighth seed (those of remainder 3), or all that are neither cloud nor shared worlds.
+   */
+  yaml?: "none" | "mixed" | "all";
   /** Whether some edits have their `up` killed partway (see generateEdit). */
   kills?: boolean;
   /** Stop starting sequences after this many milliseconds. */
@@ -80,10 +85,11 @@ async function exploreSeeds(
     if (o.maxSequences !== undefined && figures.sequences >= o.maxSequences) break;
     const cloud = o.cloud === "all" || (o.cloud === "mixed" && seed % 2 === 0);
     const shared = !cloud && (o.shared === "all" || (o.shared === "mixed" && seed % 4 === 1));
-    const kind = worldKindOf({ cloud, shared });
+    const yaml = !cloud && !shared && (o.yaml === "all" || (o.yaml === "mixed" && seed % 8 === 3));
+    const kind = worldKindOf({ cloud, shared, yaml });
     o.log(`== seed ${seed}${kind === "local" ? "" : ` (${kind} world)`}`);
     const result = await runSequence(
-      { seed, length: o.length, cloud, shared, kills: o.kills },
+      { seed, length: o.length, cloud, shared, yaml, kills: o.kills },
       (line) => o.log(`  ${line}`),
       servers,
     );
@@ -96,12 +102,12 @@ async function exploreSeeds(
       result.violation.invariant,
       result.violation.step,
       async (edits) => {
-        const r = await runSequence({ edits, cloud, shared }, () => {}, servers);
+        const r = await runSequence({ edits, cloud, shared, yaml }, () => {}, servers);
         return r.violation ? { invariant: r.violation.invariant, step: r.violation.step } : {};
       },
       Date.now() + o.shrinkMs,
     );
-    const final = await runSequence({ edits: shrunk.edits, cloud, shared }, () => {}, servers);
+    const final = await runSequence({ edits: shrunk.edits, cloud, shared, yaml }, () => {}, servers);
     const shown: RunResult = final.violation ? final : result;
     const file = writeCase(o.foundDir, `seed-${seed}`, shown);
     o.log(

@@ -108,17 +108,19 @@ export interface World {
   shared: boolean;
   /** The tenant stack's allocations, each on a pool of this program by its `IpPool.shared` reference. */
   tenant: AllocModel[];
+  /** A YAML world: the program is Pulumi YAML through the plugin (program-yaml.ts). */
+  yaml: boolean;
 }
 
 /** Failure domains of every world. */
 export const domains = ["za", "zb"] as const;
 
 /** Which kind of world a sequence explores. */
-export type WorldKind = "local" | "cloud" | "shared";
+export type WorldKind = "local" | "cloud" | "shared" | "yaml";
 
 /**
  * An empty world with two hosts in each domain (and, `cloud`, a VPC with {@link cloudHosts}; or,
- * `shared`, pools on a ledger with a tenant stack).
+ * `shared`, pools on a ledger with a tenant stack; or, `yaml`, a YAML program through the plugin).
  */
 export function emptyWorld(kind: WorldKind = "local"): World {
   return {
@@ -131,12 +133,13 @@ export function emptyWorld(kind: WorldKind = "local"): World {
     down: [],
     shared: kind === "shared",
     tenant: [],
+    yaml: kind === "yaml",
   };
 }
 
 /** The kind of world `w` is. */
-export const kindOfWorld = (w: Pick<World, "cloud" | "shared">): WorldKind =>
-  w.cloud ? "cloud" : w.shared ? "shared" : "local";
+export const kindOfWorld = (w: Pick<World, "cloud" | "shared" | "yaml">): WorldKind =>
+  w.cloud ? "cloud" : w.shared ? "shared" : w.yaml ? "yaml" : "local";
 
 /** The name of a shared world's pool on its ledger: it stays with the pool's subnet, whatever the IpPool is called. */
 export const ledgerName = (pool: Pick<PoolModel, "subnet">): string => `pool-${pool.subnet}`;
