@@ -233,10 +233,13 @@ async function refreshStep(s: Sequence): Promise<StepEnd> {
   return quiet ? { violation: quiet } : { outcome: "refreshed" };
 }
 
-/** Promise 5 for every stack of the sequence (see quietAfter). */
-async function allQuiet(s: Sequence): Promise<Violation | undefined> {
+/**
+ * Promise 5 for every stack of the sequence (see quietAfter). The tenant's, when the step was not
+ * its own `up`, may show its references updated with what the pool's owner decided since.
+ */
+async function allQuiet(s: Sequence, ranOn?: Harness): Promise<Violation | undefined> {
   for (const h of stacksOf(s)) {
-    const quiet = await quietAfter(h);
+    const quiet = await quietAfter(h, h === s.tenant && ranOn !== h);
     if (quiet) return s.tenant ? { ...quiet, message: `the ${stackRole(s, h)}: ${quiet.message}` } : quiet;
   }
   return undefined;
@@ -342,7 +345,7 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
   ];
   if (broken.length > 0) return { violation: broken[0]! };
   const quiet =
-    (await allQuiet(s)) ?? (await foreignChanged(s)) ?? (cloud && (await checkSays(h, cloud, true)));
+    (await allQuiet(s, h)) ?? (await foreignChanged(s)) ?? (cloud && (await checkSays(h, cloud, true)));
   if (quiet) return { violation: quiet };
   s.world = next;
   s.values = nextValues;
