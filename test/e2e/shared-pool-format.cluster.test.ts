@@ -4,28 +4,17 @@
 // until the pool's owner writes it again with this version; and a definition from before formats
 // is read and upgraded.
 import type * as k8s from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { ledgerStacks } from "../support/ledger-stacks";
 import { changesOf, Harness } from "../support/harness";
-import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+import { kube, uniqueName } from "../support/kube";
 
 type Pkg = typeof import("../../provider/index");
 type Quotas = { default?: number };
 
 describe("the format of a shared pool's definition", () => {
-  let ns = "";
-  const harnesses: Harness[] = [];
-  const stack = (project: string) => {
-    const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
-    harnesses.push(h);
-    return h;
-  };
-  const ledgerOf = (name: string) => ({
-    kind: "kubernetes" as const,
-    name,
-    namespace: ns,
-    context: "admin@test",
-    lockDuration: "5s",
-  });
+  const ledger = ledgerStacks("pool-format");
+  const { stack, ledgerOf } = ledger;
 
   /** The owner's program: a pool with a rule for blocks (so entries keep markers) and quotas. */
   const owns = (h: Harness, pool: string, subnet: string, quotas: Quotas) => {
@@ -48,20 +37,20 @@ describe("the format of a shared pool's definition", () => {
     });
   };
   const definitionOf = (pool: string) =>
-    kube().core.readNamespacedConfigMap({ name: `${pool}.pool`, namespace: ns });
+    kube().core.readNamespacedConfigMap({ name: `${pool}.pool`, namespace: ledger.namespace });
   /** Replaces the definition's data with `data`, as a writer that read it does (carrying its resourceVersion). */
   const rewrite = async (pool: string, data: (d: Record<string, string>) => Record<string, string>) => {
     const cm = await definitionOf(pool);
     await kube().core.replaceNamespacedConfigMap({
       name: `${pool}.pool`,
-      namespace: ns,
+      namespace: ledger.namespace,
       body: { ...cm, data: data(cm.data ?? {}) },
     });
   };
   const objects = async (pool: string, role: string): Promise<k8s.V1ConfigMap[]> =>
     (
       await kube().core.listNamespacedConfigMap({
-        namespace: ns,
+        namespace: ledger.namespace,
         labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=${role}`,
       })
     ).items;
@@ -70,7 +59,7 @@ describe("the format of a shared pool's definition", () => {
     Object.fromEntries(
       (
         await kube().core.listNamespacedConfigMap({
-          namespace: ns,
+          namespace: ledger.namespace,
           labelSelector: `egress-ipam/pool=${pool}`,
         })
       ).items.map((cm) => [cm.metadata!.name!, cm.metadata!.resourceVersion!]),
@@ -80,14 +69,6 @@ describe("the format of a shared pool's definition", () => {
       () => "",
       (e: unknown) => String(e),
     );
-
-  beforeAll(async () => {
-    ns = await freshNamespace("pool-format");
-  });
-  afterAll(async () => {
-    for (const h of harnesses) h.dispose();
-    await kube().core.deleteNamespace({ name: ns });
-  });
 
   it("a definition of a newer format is refused by every stack of this version, and nothing is changed", async () => {
     const pool = uniqueName("fmt-newer");

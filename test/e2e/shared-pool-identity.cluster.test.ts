@@ -6,54 +6,35 @@ import * as k8s from "@kubernetes/client-node";
 import type { LocalWorkspace } from "@pulumi/pulumi/automation";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
+import { ledgerStacks } from "../support/ledger-stacks";
 import { changesOf, Harness } from "../support/harness";
-import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+import { kube, testKubeconfig, uniqueName } from "../support/kube";
 
 type Pkg = typeof import("../../provider/index");
 
 describe("who holds an address of a shared pool", () => {
-  let ns = "";
-  const harnesses: Harness[] = [];
-  const stack = (project: string) => {
-    const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
-    harnesses.push(h);
-    return h;
-  };
-  const ledgerOf = (name: string) => ({
-    kind: "kubernetes" as const,
-    name,
-    namespace: ns,
-    context: "admin@test",
-    lockDuration: "5s",
-  });
+  const ledger = ledgerStacks("ident");
+  const { stack, ledgerOf } = ledger;
   const names = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
   const ipsOf = (outputs: Record<string, { value: unknown }>) =>
     Object.values(outputs).map((o) => String(o.value));
   const claimObjects = async (pool: string) =>
     (
       await kube().core.listNamespacedConfigMap({
-        namespace: ns,
+        namespace: ledger.namespace,
         labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=claim`,
       })
     ).items;
   const claimsOf = async (pool: string) =>
     (
       await kube().core.listNamespacedConfigMap({
-        namespace: ns,
+        namespace: ledger.namespace,
         labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=claim`,
       })
     ).items
       .map((cm) => String(cm.data?.address))
       .sort();
-
-  beforeAll(async () => {
-    ns = await freshNamespace("ident");
-  });
-  afterAll(async () => {
-    for (const h of harnesses) h.dispose();
-    await kube().core.deleteNamespace({ name: ns });
-  });
 
   it("two network/prod stacks on two file backends get disjoint addresses, and a destroy frees only its own", async () => {
     const pool = uniqueName("twins");
@@ -157,7 +138,8 @@ describe("who holds an address of a shared pool", () => {
     await h.program(program(["10.62.0.0/28"]));
     await h.up();
     const stored = async () =>
-      (await kube().core.readNamespacedConfigMap({ name: `${pool}.pool`, namespace: ns })).data?.definition;
+      (await kube().core.readNamespacedConfigMap({ name: `${pool}.pool`, namespace: ledger.namespace })).data
+        ?.definition;
     const deployed = await stored();
     await h.program(program(["10.62.0.0/28", "10.62.1.0/28"]));
     const preview = await h.preview();
@@ -175,7 +157,7 @@ describe("who holds an address of a shared pool", () => {
   it("a ConfigMap with the pool's label that is no claim is skipped, never fatal", async () => {
     const pool = uniqueName("foreign");
     await kube().core.createNamespacedConfigMap({
-      namespace: ns,
+      namespace: ledger.namespace,
       body: {
         metadata: {
           name: `${pool}.handmade`,
@@ -185,7 +167,7 @@ describe("who holds an address of a shared pool", () => {
       },
     });
     await kube().core.createNamespacedConfigMap({
-      namespace: ns,
+      namespace: ledger.namespace,
       body: {
         metadata: {
           name: `${pool}.10.63.0.2`,
@@ -257,7 +239,11 @@ describe("who holds an address of a shared pool", () => {
       expect(cm.data?.stackId).toMatch(/^stack-[0-9a-f]{24}$/);
       delete cm.data!.stackId;
       delete cm.data!.instance;
-      await kube().core.replaceNamespacedConfigMap({ name: cm.metadata!.name!, namespace: ns, body: cm });
+      await kube().core.replaceNamespacedConfigMap({
+        name: cm.metadata!.name!,
+        namespace: ledger.namespace,
+        body: cm,
+      });
     }
     // One more holder: planned around the earlier ones, which keep their addresses.
     await h.program(program(4));
@@ -326,7 +312,10 @@ describe("who holds an address of a shared pool", () => {
     const gone = ips.slice(0, 2);
     for (const cm of await claimObjects(pool)) {
       if (gone.includes(String(cm.data?.address)))
-        await kube().core.deleteNamespacedConfigMap({ name: cm.metadata!.name!, namespace: ns });
+        await kube().core.deleteNamespacedConfigMap({
+          name: cm.metadata!.name!,
+          namespace: ledger.namespace,
+        });
     }
     const refresh = await h.refresh();
     expect(refresh.summary.resourceChanges?.update).toBe(2);
@@ -342,17 +331,23 @@ describe("who holds an address of a shared pool", () => {
 
     // Another stack claims one of them while this stack's claim is gone: preview names it.
     const [victim] = (await claimObjects(pool)).filter((cm) => cm.data?.address === ips[2]);
-    await kube().core.deleteNamespacedConfigMap({ name: victim!.metadata!.name!, namespace: ns });
+    await kube().core.deleteNamespacedConfigMap({
+      name: victim!.metadata!.name!,
+      namespace: ledger.namespace,
+    });
     const { instance: _instance, ...kept } = victim!.data!;
     const other = { ...kept, stack: "organization/thief/prod", stackId: "stack-thief", owner: "urn:thief" };
     await kube().core.createNamespacedConfigMap({
-      namespace: ns,
+      namespace: ledger.namespace,
       body: { metadata: { name: victim!.metadata!.name!, labels: victim!.metadata!.labels }, data: other },
     });
     const err = String(await h.preview().catch((e: Error) => e));
     expect(err).toContain(`${ips[2]}`);
     expect(err).toContain("urn:thief of stack organization/thief/prod");
-    await kube().core.deleteNamespacedConfigMap({ name: victim!.metadata!.name!, namespace: ns });
+    await kube().core.deleteNamespacedConfigMap({
+      name: victim!.metadata!.name!,
+      namespace: ledger.namespace,
+    });
     await h.destroy();
   });
 
@@ -469,7 +464,7 @@ describe("who holds an address of a shared pool", () => {
     });
     const ip = String((await h.up()).outputs.prefix?.value).split("/")[0]!;
     const claimName = (await claimObjects(pool))[0]!.metadata!.name!;
-    await kube().core.deleteNamespacedConfigMap({ name: claimName, namespace: ns });
+    await kube().core.deleteNamespacedConfigMap({ name: claimName, namespace: ledger.namespace });
     const refresh = await h.refresh();
     expect(refresh.summary.resourceChanges?.update).toBe(1);
     const recorded = (await h.resources()).find((r) => r.urn.endsWith("::node-1"));
@@ -495,7 +490,7 @@ describe("who holds an address of a shared pool", () => {
     const withoutStackId = ({ stackId: _id, ...data }: Record<string, string> = {}) => data;
     await kube().core.replaceNamespacedConfigMap({
       name: cm.metadata!.name!,
-      namespace: ns,
+      namespace: ledger.namespace,
       body: { ...cm, data: { ...withoutStackId(cm.data), refs: JSON.stringify([legacy]) } },
     });
     expect((await h.preview()).op("node-1")).toBe("update");

@@ -4,31 +4,19 @@
 // pool no longer has; it fails naming the entry and the change, and the next run plans inside the
 // pool. Fifteen minutes without an `up` are simulated by setting the holds' expiry into the past.
 import * as k8s from "@kubernetes/client-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { Harness } from "../support/harness";
-import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+import { describe, expect, it } from "vitest";
+import { ledgerStacks } from "../support/ledger-stacks";
+import { kube, uniqueName } from "../support/kube";
 
 type Pkg = typeof import("../../provider/index");
 
 describe("a lapsed hold is checked against the pool as it is now", () => {
-  let ns = "";
-  const harnesses: Harness[] = [];
-  const stack = (project: string) => {
-    const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
-    harnesses.push(h);
-    return h;
-  };
-  const ledgerOf = (name: string) => ({
-    kind: "kubernetes" as const,
-    name,
-    namespace: ns,
-    context: "admin@test",
-    lockDuration: "5s",
-  });
+  const ledger = ledgerStacks("lapse");
+  const { stack, ledgerOf } = ledger;
   const claimObjects = async (pool: string): Promise<k8s.V1ConfigMap[]> =>
     (
       await kube().core.listNamespacedConfigMap({
-        namespace: ns,
+        namespace: ledger.namespace,
         labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=claim`,
       })
     ).items;
@@ -37,17 +25,13 @@ describe("a lapsed hold is checked against the pool as it is now", () => {
     for (const cm of await claimObjects(pool)) {
       if (cm.data?.state !== "hold") continue;
       cm.data.expires = new Date(Date.now() - 60_000).toISOString();
-      await kube().core.replaceNamespacedConfigMap({ name: cm.metadata!.name!, namespace: ns, body: cm });
+      await kube().core.replaceNamespacedConfigMap({
+        name: cm.metadata!.name!,
+        namespace: ledger.namespace,
+        body: cm,
+      });
     }
   };
-
-  beforeAll(async () => {
-    ns = await freshNamespace("lapse");
-  });
-  afterAll(async () => {
-    for (const h of harnesses) h.dispose();
-    await kube().core.deleteNamespace({ name: ns });
-  });
 
   it("an address excluded by the owner after the tenant's preview: the tenant's up fails naming it, the next run plans another", async () => {
     const pool = uniqueName("lapse-ip");

@@ -4,31 +4,20 @@
 import * as k8s from "@kubernetes/client-node";
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { changesOf, Harness } from "../support/harness";
-import { freshNamespace, kube, testKubeconfig, uniqueName } from "../support/kube";
+import { describe, expect, it } from "vitest";
+import { ledgerStacks } from "../support/ledger-stacks";
+import { changesOf } from "../support/harness";
+import { kube, uniqueName } from "../support/kube";
 
 type Pkg = typeof import("../../provider/index");
 
 describe("a shared pool's claims keep their owner", () => {
-  let ns = "";
-  const harnesses: Harness[] = [];
-  const stack = (project: string) => {
-    const h = Harness.create(project, { env: { KUBECONFIG: testKubeconfig() } });
-    harnesses.push(h);
-    return h;
-  };
-  const ledgerOf = (name: string) => ({
-    kind: "kubernetes" as const,
-    name,
-    namespace: ns,
-    context: "admin@test",
-    lockDuration: "5s",
-  });
+  const ledger = ledgerStacks("own");
+  const { stack, ledgerOf } = ledger;
   const claimObjects = async (pool: string): Promise<k8s.V1ConfigMap[]> =>
     (
       await kube().core.listNamespacedConfigMap({
-        namespace: ns,
+        namespace: ledger.namespace,
         labelSelector: `egress-ipam/pool=${pool},egress-ipam/role=claim`,
       })
     ).items;
@@ -37,7 +26,11 @@ describe("a shared pool's claims keep their owner", () => {
     for (const cm of await claimObjects(pool)) {
       if (cm.data?.state !== "hold") continue;
       cm.data.expires = new Date(Date.now() - 60_000).toISOString();
-      await kube().core.replaceNamespacedConfigMap({ name: cm.metadata!.name!, namespace: ns, body: cm });
+      await kube().core.replaceNamespacedConfigMap({
+        name: cm.metadata!.name!,
+        namespace: ledger.namespace,
+        body: cm,
+      });
     }
   };
 
@@ -50,14 +43,6 @@ describe("a shared pool's claims keep their owner", () => {
     if (!block) throw new Error("docs/shared-pools.md has no yaml block with kind: Role");
     return k8s.loadYaml<k8s.V1Role>(block);
   };
-
-  beforeAll(async () => {
-    ns = await freshNamespace("own");
-  });
-  afterAll(async () => {
-    for (const h of harnesses) h.dispose();
-    await kube().core.deleteNamespace({ name: ns });
-  });
 
   it("an adopt rename that is only previewed leaves the old claim a claim; another stack is refused its address after any time", async () => {
     const pool = uniqueName("prev-adopt");
@@ -114,13 +99,13 @@ describe("a shared pool's claims keep their owner", () => {
     expect(role.rules?.map((r) => r.resources)).toEqual([["configmaps"], ["leases"]]);
     const name = uniqueName("ledger-role");
     await kube().rbac.createNamespacedRole({
-      namespace: ns,
-      body: { ...role, metadata: { name, namespace: ns } },
+      namespace: ledger.namespace,
+      body: { ...role, metadata: { name, namespace: ledger.namespace } },
     });
     await kube().rbac.createNamespacedRoleBinding({
-      namespace: ns,
+      namespace: ledger.namespace,
       body: {
-        metadata: { name, namespace: ns },
+        metadata: { name, namespace: ledger.namespace },
         roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name },
         subjects: [{ apiGroup: "rbac.authorization.k8s.io", kind: "User", name: "limited" }],
       },
