@@ -74,11 +74,12 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
   const ledger = ledgerFor(props, props.ledger, `IpPool ${props.poolId} (delete)`);
   // A shared pool outlives this stack's IpPool: only this stack's own claims keep it.
   const own = (owner: string) => owner.startsWith("urn:") && !owner.includes(" of stack ");
-  let holders: ReadonlyMap<string, string>;
-  let elsewhere: ReadonlySet<string>;
+  let held: [string, string][];
+  let elsewhere: ReadonlySet<string> = new Set();
   try {
-    holders = await ledger.holders(String(props.poolId));
-    elsewhere = sharedLedgerFor(props, props.ledger, "") ? await heldThroughOtherPools(props) : new Set();
+    held = [...(await ledger.holders(String(props.poolId)))].filter(([, owner]) => own(owner));
+    // Only a shared pool the stack still holds in is asked which IpPool its holders hold through.
+    if (held.length > 0 && resolveLedger(props.ledger).config) elsewhere = await heldThroughOtherPools(props);
   } catch (e) {
     if (!isStackMissing(e)) throw e;
     // Renamed since: the checkpoint cannot be found by the name this pool recorded. Its holders are
@@ -86,8 +87,8 @@ async function holderList(props: Record<string, unknown>): Promise<string[]> {
     warnOnce(`pool ${String(props.poolId)}: ${errorMessage(e)}; deleting it without listing its holders`);
     return [];
   }
-  return [...holders]
-    .filter(([, owner]) => own(owner) && !elsewhere.has(owner))
+  return held
+    .filter(([, owner]) => !elsewhere.has(owner))
     .map(([ip, owner]) => `${ip} (held by ${owner})`)
     .sort();
 }
