@@ -1,5 +1,5 @@
-// The quick starts in TypeScript, YAML and Python, as users run them (test/e2e/example-runs.ts),
-// beside examples.cluster.test.ts, which runs the other examples.
-import { languageExamples, runExamples } from "./example-runs";
+// The quick starts in TypeScript, YAML and Python and two cluster examples, as users run them
+// (test/e2e/example-runs.ts), beside examples.cluster.test.ts, which runs the other examples.
+import { secondFileExamples, runExamples } from "./example-runs";
 
-runExamples(languageExamples);
+runExamples(secondFileExamples);
