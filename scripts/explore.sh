@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `npm run explore -- [--minutes N] [--seed S] [--length L] [--shrink-minutes M] [--cloud none|mixed|all]
-# [--shared none|mixed|all] [--yaml none|mixed|all] [--kills on|off]`: runs the explorer
+# [--shared none|mixed|all] [--yaml none|mixed|all] [--platform none|mixed|all] [--kills on|off]`: runs the explorer
 # (docs/exploring.md) against the real engine for N minutes (default 10) from seed S (default 1),
 # L edits a sequence (default 10); failing sequences are shrunk (at most M minutes each, default
 # 10) and written to .explore/found/ as case files that test/explore/cases/ can take.
@@ -22,10 +22,13 @@ while [ "$#" -gt 0 ]; do
     --yaml)
       case "$2" in none | mixed | all) export EXPLORE_YAML="$2" ;; *) echo "explore: --yaml takes none, mixed or all (got \"$2\")" >&2; exit 2 ;; esac
       shift 2 ;;
+    --platform)
+      case "$2" in none | mixed | all) export EXPLORE_PLATFORM="$2" ;; *) echo "explore: --platform takes none, mixed or all (got \"$2\")" >&2; exit 2 ;; esac
+      shift 2 ;;
     --kills)
       case "$2" in on | off) export EXPLORE_KILLS="$2" ;; *) echo "explore: --kills takes on or off (got \"$2\")" >&2; exit 2 ;; esac
       shift 2 ;;
-    *) echo "explore: unknown option $1 (--minutes, --seed, --length, --shrink-minutes, --cloud, --shared, --yaml, --kills)" >&2; exit 2 ;;
+    *) echo "explore: unknown option $1 (--minutes, --seed, --length, --shrink-minutes, --cloud, --shared, --yaml, --platform, --kills)" >&2; exit 2 ;;
   esac
 done
 for n in "${EXPLORE_MINUTES:-1}" "${EXPLORE_SEED:-1}" "${EXPLORE_LENGTH:-1}" "${EXPLORE_SHRINK_MINUTES:-1}"; do
@@ -35,8 +38,10 @@ for n in "${EXPLORE_MINUTES:-1}" "${EXPLORE_SEED:-1}" "${EXPLORE_LENGTH:-1}" "${
 done
 bash scripts/setup.sh
 bash scripts/setup-moto.sh
-# Shared worlds run on the test cluster (built once, like npm test's).
-if [ "${EXPLORE_SHARED:-mixed}" != none ]; then bash scripts/setup-kube.sh; fi
+# Shared and platform worlds run on the test cluster (built once, like npm test's).
+if [ "${EXPLORE_SHARED:-mixed}" != none ] || [ "${EXPLORE_PLATFORM:-mixed}" != none ]; then
+  bash scripts/setup-kube.sh
+fi
 # YAML worlds run the YAML language host (built once, like npm test's).
 if [ "${EXPLORE_YAML:-mixed}" != none ]; then bash scripts/setup-languages.sh; fi
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"

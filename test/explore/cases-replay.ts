@@ -11,8 +11,8 @@ import { describeFailure, type ExploreCase } from "./report";
 import { runSequence } from "./runner";
 
 /**
- * The case files, by name: `onCluster`, those that need the cluster project's builds (a shared
- * world's test cluster, a YAML world's language host and plugin); else the others.
+ * The case files, by name: `onCluster`, those that need the cluster project's builds (a shared or
+ * platform world's test cluster, a YAML world's language host and plugin); else the others.
  */
 export function exploreCases(onCluster: boolean): (readonly [string, ExploreCase])[] {
   const dir = path.join(__dirname, "cases");
@@ -21,7 +21,7 @@ export function exploreCases(onCluster: boolean): (readonly [string, ExploreCase
     .filter((f) => f.endsWith(".json"))
     .sort()
     .map((f) => [f, JSON.parse(fs.readFileSync(path.join(dir, f), "utf8")) as ExploreCase] as const)
-    .filter(([, c]) => Boolean(c.shared || c.yaml) === onCluster);
+    .filter(([, c]) => Boolean(c.shared || c.yaml || c.platform) === onCluster);
 }
 
 /** A test per case of `cases`, each replayed and required to keep every promise at every step. */
@@ -43,6 +43,7 @@ export function replayCases(cases: (readonly [string, ExploreCase])[]): void {
         cloud: Boolean(c.cloud),
         shared: Boolean(c.shared),
         yaml: Boolean(c.yaml),
+        ...(c.platform ? { platform: c.platform } : {}),
       };
       const result = await runSequence(plan, () => {}, servers);
       expect(result.violation ? describeFailure(result) : undefined).toBeUndefined();

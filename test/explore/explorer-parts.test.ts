@@ -14,7 +14,7 @@ import { shrink } from "./shrink";
 import { applyEdit, emptyWorld, slotsOf, type Edit, type World, type WorldKind } from "./world";
 
 /** A world of each kind in turn, by seed. */
-const kindOf = (seed: number): WorldKind => (["local", "cloud", "shared"] as const)[seed % 3]!;
+const kindOf = (seed: number): WorldKind => (["local", "cloud", "shared", "platform"] as const)[seed % 4]!;
 
 const walk = (edits: Edit[]): World => edits.reduce<World>((w, e) => applyEdit(w, e)!, emptyWorld());
 
@@ -43,7 +43,7 @@ describe("generation", () => {
     expect(killed.length).toBeGreaterThan(20);
     for (const k of killed) {
       if (k.op !== "killed") continue;
-      expect(["refresh", "unassign", "handOver", "terminate", "killed"]).not.toContain(k.edit.op);
+      expect(["refresh", "unassign", "handOver", "terminate", "nodeDown", "killed"]).not.toContain(k.edit.op);
       expect(k.afterMs).toBeGreaterThanOrEqual(200);
       expect(k.afterMs).toBeLessThanOrEqual(4000);
       const w = emptyWorld();
@@ -75,7 +75,9 @@ describe("generation", () => {
         "handOver",
         "hostTags",
         "hosts",
+        "nodeDown",
         "pin",
+        "podSelector",
         "prefixLength",
         "refresh",
         "remove",
@@ -273,6 +275,67 @@ describe("a cloud world", () => {
     ]);
     const none = applyEdit(w, { op: "elasticIps", holder: 1 })!;
     expect(stable(w, on("a1"), none, on("a1", ""))).toEqual([]);
+  });
+});
+
+describe("a platform world", () => {
+  const w = [
+    { op: "addPool", family: "dual" },
+    { op: "addEgress", pool: 0, domains: ["za", "zb"], families: "ipv4" },
+  ].reduce<World>((x, e) => applyEdit(x, e as Edit)!, emptyWorld("platform", "cilium"));
+
+  it("narrows an EgressIp's pods and fails Nodes there only; pins and host lists are the none provisioner's", () => {
+    expect(applyEdit(w, { op: "podSelector", holder: 1, on: true })!.holders[0]).toMatchObject({
+      podSelector: true,
+    });
+    expect(applyEdit(w, { op: "podSelector", holder: 1, on: false })).toBeUndefined();
+    expect(applyEdit(w, { op: "nodeDown", host: "a1" })!.down).toEqual(["a1"]);
+    expect(applyEdit(w, { op: "nodeDown", host: "c9" })).toBeUndefined();
+    expect(applyEdit(w, { op: "pin", holder: 1, host: "a1" })).toBeUndefined();
+    expect(applyEdit(w, { op: "hosts", domain: "za", hosts: ["a1"] })).toBeUndefined();
+    const local = applyEdit(emptyWorld(), { op: "addPool", family: "ipv4" })!;
+    const egress = applyEdit(local, { op: "addEgress", pool: 0, domains: ["za"] })!;
+    expect(applyEdit(egress, { op: "podSelector", holder: 1, on: true })).toBeUndefined();
+    expect(applyEdit(egress, { op: "nodeDown", host: "a1" })).toBeUndefined();
+  });
+
+  it("lets an address leave a Node that went down, and no other", () => {
+    const on = (host: string) =>
+      new Map([
+        ["h1/za/ipv4", { value: "10.100.0.1", host }],
+        ["h1/zb/ipv4", { value: "10.100.0.2", host: "b1" }],
+      ]);
+    const down = applyEdit(w, { op: "nodeDown", host: "a1" })!;
+    expect(stable(w, on("a1"), down, on("a2"))).toEqual([]);
+    expect(stable(w, on("a2"), down, on("a1"))).toHaveLength(1);
+  });
+
+  it("may be refused IPv6 (each kind's rules) and, on ocp-static, a podSelector; must take the rest", () => {
+    expect(mustAccept(w)).toBe(true);
+    expect(mustAccept(applyEdit(w, { op: "families", holder: 1, families: "dual" })!)).toBe(false);
+    const selecting = applyEdit(w, { op: "podSelector", holder: 1, on: true })!;
+    expect(mustAccept(selecting)).toBe(true);
+    expect(mustAccept({ ...selecting, platform: "ocp-static" })).toBe(false);
+    const zaDown = [
+      { op: "nodeDown", host: "a1" },
+      { op: "nodeDown", host: "a2" },
+    ].reduce<World>((x, e) => applyEdit(x, e as Edit)!, w);
+    expect(mustAccept(zaDown)).toBe(false);
+  });
+
+  it("maps Nodes and zones to the model's hosts and domains in slot values, and prints the kind", () => {
+    const names = { zoneOf: { za: "w-1-za", zb: "w-1-zb" }, nameOf: { "w-1-a2": "a2", "w-1-b1": "b1" } };
+    const outputs = {
+      h1: {
+        "w-1-za": { ipv4: { ip: "10.100.0.1", host: "w-1-a2" } },
+        "w-1-zb": { ipv4: { ip: "10.100.0.2", host: "w-1-b1" } },
+      },
+    };
+    expect([...slotValues(w, outputs, names)]).toEqual([
+      ["h1/za/ipv4", { value: "10.100.0.1", host: "a2" }],
+      ["h1/zb/ipv4", { value: "10.100.0.2", host: "b1" }],
+    ]);
+    expect(programText(w)).toMatch(/"provisioner":\{"kind":"cilium","nodeSelector":\{/);
   });
 });
 

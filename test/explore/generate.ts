@@ -10,6 +10,7 @@ import {
   emptyWorld,
   namesInUse,
   type Edit,
+  type PlatformKind,
   type PoolFamily,
   type World,
   type WorldKind,
@@ -75,7 +76,14 @@ export interface GenerateOptions {
 }
 
 /** Edits that only change what a person or a failure does, not the program: never killed. */
-const outsideProgram = new Set<Edit["op"]>(["refresh", "unassign", "handOver", "terminate", "killed"]);
+const outsideProgram = new Set<Edit["op"]>([
+  "refresh",
+  "unassign",
+  "handOver",
+  "terminate",
+  "nodeDown",
+  "killed",
+]);
 
 /**
  * One edit that fits `w`. With `kills`, one program edit in ten has its `up` killed 0.2–4 s in:
@@ -110,6 +118,7 @@ function programEdit(rng: Rng, w: World): Edit {
   ];
   if (w.cloud) choices.push(...cloudEdits(rng, w));
   if (w.shared) choices.push(...tenantEdits(rng, w));
+  if (w.platform) choices.push(...platformEdits(rng, w));
   if (pools.length > 0) {
     choices.push(
       [
@@ -134,11 +143,12 @@ function programEdit(rng: Rng, w: World): Edit {
             pool: pool.id,
             domains: someDomains(rng),
             ...optional("families", egressFamilies(rng, pool.family)),
-            ...(rng.chance(0.15) ? { host: rng.pick(allHosts(w)) } : {}),
+            ...(!w.platform && rng.chance(0.15) ? { host: rng.pick(allHosts(w)) } : {}),
             ...optionalName(rng, w),
           };
         },
-        plain.length > 0 ? 4 : 0,
+        // A platform world is there for its EgressIps.
+        plain.length > 0 ? (w.platform ? 10 : 4) : 0,
       ],
       [() => ({ op: "exclude", pool: rng.pick(pools).id, offset: rng.int(1, 62) }), 1],
       [
@@ -207,6 +217,7 @@ function programEdit(rng: Rng, w: World): Edit {
   const noneEgress = egress.filter((h) => !h.aws);
   if (noneEgress.length > 0)
     choices.push(
+      [() => ({ op: "domains", holder: rng.pick(egress).id, domains: someDomains(rng) }), 2],
       [
         () => {
           const h = rng.pick(egress);
@@ -215,7 +226,10 @@ function programEdit(rng: Rng, w: World): Edit {
         },
         3,
       ],
-      [() => ({ op: "domains", holder: rng.pick(egress).id, domains: someDomains(rng) }), 2],
+    );
+  // The `none` provisioner's own: a pin, and its hosts (a platform world's hosts are Nodes).
+  if (noneEgress.length > 0 && !w.platform)
+    choices.push(
       [
         () => ({
           op: "pin",
@@ -303,6 +317,24 @@ function cloudEdits(rng: Rng, w: World): [() => Edit, number][] {
   return out;
 }
 
+/** Edits of a platform world: an EgressIp's pods narrowed or widened, a Node failing. */
+function platformEdits(rng: Rng, w: World): [() => Edit, number][] {
+  const out: [() => Edit, number][] = [];
+  const egress = w.holders.filter((h) => h.kind === "egress");
+  if (egress.length > 0)
+    out.push([
+      () => {
+        const h = rng.pick(egress);
+        return { op: "podSelector", holder: h.id, on: !h.podSelector };
+      },
+      // ocp-static refuses podSelector: now and then, to see it refused with its code.
+      w.platform === "ocp-static" ? 1 : 3,
+    ]);
+  const up = allHosts(w).filter((h) => !w.down.includes(h));
+  if (egress.length > 0 && w.down.length < 2) out.push([() => ({ op: "nodeDown", host: rng.pick(up) }), 1]);
+  return out;
+}
+
 /** Edits of a shared world's tenant stack: allocations of the program's pools, added and removed. */
 function tenantEdits(rng: Rng, w: World): [() => Edit, number][] {
   const out: [() => Edit, number][] = [];
@@ -347,9 +379,10 @@ export function generateSequence(
   length: number,
   kind: WorldKind = "local",
   options: GenerateOptions = {},
+  platform?: PlatformKind,
 ): Sequence {
   const rng = new Rng(seed);
-  let world = emptyWorld(kind);
+  let world = emptyWorld(kind, platform);
   const edits: Edit[] = [];
   while (edits.length < length) {
     const edit = generateEdit(rng, world, options);

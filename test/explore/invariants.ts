@@ -3,7 +3,7 @@
  * broke one (empty when it kept them). Inputs are plain data read from the engine (preview events,
  * the checkpoint, stack outputs), so the checks are tested on their own with tables.
  */
-import { awsEligible, egressFamilies, slotsOf, type World } from "./world";
+import { awsEligible, egressFamilies, slotsOf, upHosts, type World } from "./world";
 
 /** The engine's placeholder for a value not known at preview. */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -100,11 +100,15 @@ export function previewIsUp(
   return out;
 }
 
-/** What each slot of a world holds, from the stacks' outputs (`h<id>` per holder, `t<id>` per tenant allocation). */
+/**
+ * What each slot of a world holds, from the stacks' outputs (`h<id>` per holder, `t<id>` per tenant
+ * allocation). `names` maps the model's domains to the zones the program gave, and the hosts the
+ * outputs name to the model's (a cloud world's instances, a platform world's Nodes).
+ */
 export function slotValues(
   w: World,
   outputs: Record<string, unknown>,
-  cloud?: { zoneOf: Record<string, string>; nameOf: Record<string, string> },
+  names?: { zoneOf: Record<string, string>; nameOf: Record<string, string> },
 ): Map<string, SlotValue> {
   const out = new Map<string, SlotValue>();
   for (const t of w.tenant) {
@@ -120,12 +124,12 @@ export function slotValues(
       const pool = w.pools.find((p) => p.id === h.pool)!;
       const byDomain = v as Record<string, Record<string, { ip: string; host: string }>>;
       const publicIps = (outputs[`h${h.id}.publicIps`] ?? []) as (string | null | undefined)[];
-      const aws = h.aws && cloud;
+      const mapped = (h.aws || w.platform) && names;
       for (const family of egressFamilies(h, pool) ?? [])
         h.domains.forEach((domain, i) => {
-          const placed = byDomain[aws ? cloud.zoneOf[domain]! : domain]?.[family];
+          const placed = byDomain[mapped ? names.zoneOf[domain]! : domain]?.[family];
           if (!placed) return;
-          const host = aws ? (cloud.nameOf[placed.host] ?? placed.host) : placed.host;
+          const host = mapped ? (names.nameOf[placed.host] ?? placed.host) : placed.host;
           const publicIp = family === "ipv4" && publicIps[i] ? { publicIp: publicIps[i] } : {};
           out.set(`h${h.id}/${domain}/${family}`, { value: placed.ip, host, ...publicIp });
         });
@@ -275,7 +279,11 @@ export function mustAccept(w: World): boolean {
     }
     const families = egressFamilies(h, pool);
     if (!families) return false;
-    const hostsOf = (d: string) => (h.aws ? awsEligible(w, d, h.aws.hostTags) : (w.hosts[d] ?? []));
+    // A platform world's kinds have rules of their own for IPv6 (docs/provisioners.md), and
+    // ocp-static takes no podSelector: such programs may be refused (with a code).
+    if (w.platform && (families.includes("ipv6") || (h.podSelector && w.platform === "ocp-static")))
+      return false;
+    const hostsOf = (d: string) => (h.aws ? awsEligible(w, d, h.aws.hostTags) : upHosts(w, d));
     if (!h.host && h.domains.some((d) => hostsOf(d).length === 0)) return false;
     for (const f of families) for (const d of h.domains) add(h.zonePools?.[d] ?? h.pool, f, 1);
   }

@@ -33,6 +33,21 @@ export interface SharedContext {
   namespace: string;
 }
 
+/**
+ * Where a platform world's EgressIps go: the test cluster's Nodes that carry `selector`, in zones
+ * named per world, and namespaces named per world (the kubeconfig comes from KUBECONFIG).
+ */
+export interface PlatformContext {
+  selector: Record<string, string>;
+  /** The zone of each domain. */
+  zoneOf: Record<string, string>;
+  /** The cluster's namespace of a model's namespace. */
+  namespaceOf: (namespace: string) => string;
+}
+
+/** The Nodes a platform world's printed program selects: the reader labels theirs so. */
+const shownSelector = { "egress-test/explore": "true" };
+
 /** The `ledger` of a shared world's pool. */
 export const ledgerOf = (pool: PoolModel, shared: SharedContext) => ({
   kind: "kubernetes" as const,
@@ -61,10 +76,23 @@ export function poolArgs(pool: PoolModel, shared?: SharedContext): Record<string
 }
 
 /** The arguments of a holder (its pool given separately). */
-export function holderArgs(w: World, h: HolderModel, cloud?: CloudContext): Record<string, unknown> {
+export function holderArgs(
+  w: World,
+  h: HolderModel,
+  cloud?: CloudContext,
+  platform?: PlatformContext,
+): Record<string, unknown> {
   const pool = w.pools.find((p) => p.id === h.pool)!;
   if (h.kind === "alloc") return allocArgs(pool, h);
   if (h.kind === "prefix") return { prefixLength: h.prefixLength };
+  if (w.platform)
+    return {
+      namespace: platform?.namespaceOf(h.namespace) ?? h.namespace,
+      failureDomains: h.domains.map((d) => platform?.zoneOf[d] ?? d),
+      provisioner: { kind: w.platform, nodeSelector: platform?.selector ?? shownSelector },
+      ...(h.families ? { families: h.families } : {}),
+      ...(h.podSelector ? { podSelector: { app: "web" } } : {}),
+    };
   if (h.aws) {
     const eips = h.aws.elasticIps;
     return {
@@ -105,6 +133,7 @@ export function programOf(
   pkg: Pkg,
   cloud?: CloudContext,
   shared?: SharedContext,
+  platform?: PlatformContext,
 ): () => Promise<Record<string, unknown>> {
   return async () => {
     const pools = new Map(
@@ -118,7 +147,7 @@ export function programOf(
               Object.entries(h.zonePools).map(([d, id]) => [cloud?.zoneOf[d] ?? d, pools.get(id)!]),
             )
           : pools.get(h.pool)!;
-      const args = { pool, ...holderArgs(w, h, cloud) } as never;
+      const args = { pool, ...holderArgs(w, h, cloud, platform) } as never;
       if (h.kind === "alloc") outputs[`h${h.id}`] = new pkg.IpAllocation(h.name, args, aliasesOf(h)).ips;
       else if (h.kind === "prefix")
         outputs[`h${h.id}`] = new pkg.PrefixAllocation(h.name, args, aliasesOf(h)).cidr;

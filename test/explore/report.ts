@@ -6,7 +6,7 @@ import * as fs from "node:fs";
 import * as path from "node:path";
 import { programText } from "./program";
 import type { RunResult } from "./runner";
-import { applyEdit, emptyWorld, kindOfWorld, type Edit, type World } from "./world";
+import { applyEdit, emptyWorld, kindOfWorld, type Edit, type PlatformKind, type World } from "./world";
 
 /** A regression case: the edits to replay and the promise they once broke. */
 export interface ExploreCase {
@@ -20,13 +20,15 @@ export interface ExploreCase {
   shared?: boolean;
   /** A YAML world (the program through the plugin). */
   yaml?: boolean;
+  /** A platform world's provisioner kind (EgressIps over the test cluster's Nodes). */
+  platform?: PlatformKind;
   edits: Edit[];
 }
 
 /** The worlds the engine accepted before each step of `result`'s edits, replayed on the model. */
 function worldsAlong(result: RunResult): World[] {
   const worlds: World[] = [];
-  let w = emptyWorld(kindOfWorld(result.world));
+  let w = emptyWorld(kindOfWorld(result.world), result.world.platform);
   for (const [i, edit] of result.edits.entries()) {
     worlds.push(w);
     const outcome = result.steps[i]?.outcome;
@@ -68,6 +70,7 @@ export function writeCase(dir: string, name: string, result: RunResult): string 
     ...(result.world.cloud ? { cloud: true } : {}),
     ...(result.world.shared ? { shared: true } : {}),
     ...(result.world.yaml ? { yaml: true } : {}),
+    ...(result.world.platform ? { platform: result.world.platform } : {}),
     edits: result.edits,
   };
   fs.writeFileSync(file, JSON.stringify(c, null, 2) + "\n");

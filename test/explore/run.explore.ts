@@ -12,6 +12,7 @@ const shrinkMinutes = Number(process.env.EXPLORE_SHRINK_MINUTES ?? "10");
 const cloud = (process.env.EXPLORE_CLOUD ?? "mixed") as "none" | "mixed" | "all";
 const shared = (process.env.EXPLORE_SHARED ?? "mixed") as "none" | "mixed" | "all";
 const yaml = (process.env.EXPLORE_YAML ?? "mixed") as "none" | "mixed" | "all";
+const platform = (process.env.EXPLORE_PLATFORM ?? "mixed") as "none" | "mixed" | "all";
 const kills = (process.env.EXPLORE_KILLS ?? "on") === "on";
 const foundDir = process.env.EXPLORE_FOUND ?? path.join(__dirname, "..", "..", ".explore", "found");
 
@@ -24,6 +25,7 @@ it(
       cloud,
       shared,
       yaml,
+      platform,
       kills,
       budgetMs: minutes * 60_000,
       shrinkMs: shrinkMinutes * 60_000,

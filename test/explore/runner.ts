@@ -31,8 +31,17 @@ import { pluginProject, writeProjectFile } from "../support/plugin-project";
 import { programOf, tenantProgramOf, type CloudContext, type SharedContext } from "./program";
 import { yamlProgramOf, yamlProject } from "./program-yaml";
 import { ledgerLeftovers } from "./ledger";
+import {
+  ensureNamespaces,
+  freshPlatform,
+  nodeDown,
+  platformForeign,
+  platformLeftovers,
+  removePlatform,
+  type Platform,
+} from "./platform";
 import { Rng } from "./rng";
-import { applyEdit, emptyWorld, type Edit, type World, type WorldKind } from "./world";
+import { applyEdit, emptyWorld, type Edit, type PlatformKind, type World, type WorldKind } from "./world";
 
 type Pkg = typeof import("../../provider/index");
 
@@ -66,12 +75,14 @@ export type RunPlan = ({ edits: Edit[] } | { seed: number; length: number }) & {
   shared?: boolean;
   /** A YAML world: the program as Pulumi YAML through the plugin (program-yaml.ts). */
   yaml?: boolean;
+  /** A platform world: EgressIps on this Kubernetes provisioner over the test cluster's Nodes (platform.ts). */
+  platform?: PlatformKind;
   kills?: boolean;
 };
 
 /** The kind of world a plan explores. */
-export const worldKindOf = (plan: Pick<RunPlan, "cloud" | "shared" | "yaml">): WorldKind =>
-  plan.cloud ? "cloud" : plan.shared ? "shared" : plan.yaml ? "yaml" : "local";
+export const worldKindOf = (plan: Pick<RunPlan, "cloud" | "shared" | "yaml" | "platform">): WorldKind =>
+  plan.cloud ? "cloud" : plan.shared ? "shared" : plan.yaml ? "yaml" : plan.platform ? "platform" : "local";
 
 /** A sequence as it runs: its stack, its cloud, and the last world the engine accepted. */
 interface Sequence {
@@ -82,6 +93,8 @@ interface Sequence {
   /** A shared world's ledger, and its second stack, the tenant. */
   shared?: SharedContext;
   tenant?: Harness;
+  /** A platform world's Nodes, namespaces and somebody else's object. */
+  platform?: Platform;
   /** Each stack's outputs after its last up (the tenant's `t<id>` beside the program's `h<id>`). */
   outputs: Map<Harness, Record<string, unknown>>;
   world: World;
@@ -110,7 +123,11 @@ export async function runSequence(
   if (plan.cloud && !servers) throw new Error("a cloud world needs the cloud servers (startCloud)");
   const kind = worldKindOf(plan);
   const env =
-    kind === "cloud" ? motoCredentials : kind === "shared" ? { KUBECONFIG: testKubeconfig() } : undefined;
+    kind === "cloud"
+      ? motoCredentials
+      : kind === "shared" || kind === "platform"
+        ? { KUBECONFIG: testKubeconfig() }
+        : undefined;
   const h =
     kind === "yaml"
       ? pluginProject(consumerDir(), yamlProject, {
@@ -118,6 +135,7 @@ export async function runSequence(
         })
       : Harness.create("explore", env ? { env } : {});
   const cloud = plan.cloud ? await freshCloud(servers!) : undefined;
+  const platform = kind === "platform" ? await freshPlatform(plan.platform!) : undefined;
   const s: Sequence = {
     h,
     pkg: h.pkg<Pkg>("pulumi-egress-ipam"),
@@ -128,10 +146,12 @@ export async function runSequence(
           tenant: Harness.create("explore-tenant", { env: env! }),
         }
       : {}),
+    ...(platform ? { platform } : {}),
     outputs: new Map(),
-    world: emptyWorld(kind),
+    world: emptyWorld(kind, plan.platform),
     values: new Map(),
     ...(cloud ? { foreignBefore: await foreignState(cloud) } : {}),
+    ...(platform ? { foreignBefore: await platformForeign(platform) } : {}),
     programmed: new Set(),
     log,
   };
@@ -169,13 +189,14 @@ export async function runSequence(
   } finally {
     h.dispose();
     s.tenant?.dispose();
+    if (platform) await removePlatform(platform);
   }
 }
 
 /** A planted thing changed since it was planted. */
 async function foreignChanged(s: Sequence): Promise<Violation | undefined> {
-  if (!s.cloud) return undefined;
-  const now = await foreignState(s.cloud);
+  if (!s.cloud && !s.platform) return undefined;
+  const now = s.cloud ? await foreignState(s.cloud) : await platformForeign(s.platform!);
   return now === s.foreignBefore
     ? undefined
     : { invariant: "foreign", message: `somebody else's changed: was ${s.foreignBefore}, is ${now}` };
@@ -191,7 +212,7 @@ async function setProgram(s: Sequence, h: Harness, w: World): Promise<void> {
   else if (w.yaml) {
     writeProjectFile(h, "Pulumi.yaml", yamlProgramOf(w, h.stackName));
     await h.project();
-  } else await h.program(programOf(w, s.pkg, s.context, s.shared));
+  } else await h.program(programOf(w, s.pkg, s.context, s.shared, s.platform));
 }
 
 /** The consumer project the harnesses run in (the global setup's). */
@@ -268,6 +289,9 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
     if (fault.handedOver) s.foreignBefore = await foreignState(cloud);
     if (fault.violation) return { violation: fault.violation };
   }
+  // A person's or a failure's change of a platform world's cluster, before the program's step.
+  if (s.platform && edit.op === "nodeDown") await nodeDown(s.platform, edit.host);
+  if (s.platform) await ensureNamespaces(s.platform, next);
   const adoptedBefore = context && new Map(context.adopted);
   if (context && edit.op === "elasticIps" && edit.elasticIps === "adoptOwn")
     context.adopted.set(edit.holder, await ownElasticIps(h, s.values, edit.holder));
@@ -334,7 +358,7 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
   const state = await h.resources();
   s.outputs.set(h, Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value])));
   const outputs = Object.assign({}, ...s.outputs.values()) as Record<string, unknown>;
-  const nextValues = slotValues(next, outputs, cloud && { zoneOf, nameOf: cloud.nameOf });
+  const nextValues = slotValues(next, outputs, cloud ? { zoneOf, nameOf: cloud.nameOf } : s.platform);
   const broken = [
     ...previewIsUp(planned, state),
     // Across a kill: the addresses and blocks the first preview showed are those the step ends with.
@@ -342,6 +366,7 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
     // A shared world's pools are one set of addresses across its stacks (each pool a subnet of its own).
     ...(s.shared ? unique(await heldByAll(s), false) : unique(state)),
     ...stable(s.world, s.values, next, nextValues),
+    ...(s.platform ? notForeign(nextValues, s.platform.foreignIp) : []),
   ];
   if (broken.length > 0) return { violation: broken[0]! };
   const quiet =
@@ -380,6 +405,13 @@ async function finalDestroy(s: Sequence): Promise<Violation | undefined> {
     const changed = await foreignChanged(s);
     if (changed) return changed;
   }
+  if (s.platform) {
+    const onCluster = await platformLeftovers(s.platform);
+    if (onCluster.length > 0)
+      return { invariant: "destroy", message: `destroy left on the cluster: ${onCluster.join(", ")}` };
+    const changed = await foreignChanged(s);
+    if (changed) return changed;
+  }
   if (s.shared) {
     const onLedger = await ledgerLeftovers(s.shared.namespace);
     if (onLedger.length > 0)
@@ -387,4 +419,18 @@ async function finalDestroy(s: Sequence): Promise<Violation | undefined> {
   }
   s.log(`destroy: nothing left`);
   return undefined;
+}
+
+/** Promise 3 with somebody else's: no EgressIp of a platform world holds the planted object's address. */
+function notForeign(values: Map<string, SlotValue>, foreignIp: string): Violation[] {
+  return [...values].flatMap(([key, v]) =>
+    key.includes("/") && v.value === foreignIp
+      ? [
+          {
+            invariant: "unique" as const,
+            message: `${key} holds ${foreignIp}, which somebody else's object has`,
+          },
+        ]
+      : [],
+  );
 }

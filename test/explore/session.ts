@@ -7,6 +7,7 @@ import { startCloud, type CloudServers } from "./cloud";
 import { describeFailure, writeCase } from "./report";
 import { runSequence, worldKindOf, type RunResult } from "./runner";
 import { shrink } from "./shrink";
+import { platformKinds, type PlatformKind } from "./world";
 
 /** Settings of a session. */
 export interface SessionOptions {
@@ -27,6 +28,13 @@ export interface SessionOptions {
    * every eighth seed (those of remainder 3), or all that are neither cloud nor shared worlds.
    */
   yaml?: "none" | "mixed" | "all";
+  /**
+   * Which sequences run in a platform world (EgressIps on a Kubernetes provisioner over Nodes of
+   * the test cluster, beside somebody else's object): none, every eighth seed (those of remainder
+   * 7), or all that are neither cloud, shared nor YAML worlds. The kind cycles with the seed
+   * ({@link platformOf}).
+   */
+  platform?: "none" | "mixed" | "all";
   /** Whether some edits have their `up` killed partway (see generateEdit). */
   kills?: boolean;
   /** Stop starting sequences after this many milliseconds. */
@@ -64,7 +72,10 @@ export async function explore(o: SessionOptions): Promise<SessionFigures> {
   const figures: SessionFigures = { sequences: 0, steps: 0, outcomes: {}, codes: {}, failures: [] };
   const servers = o.cloud === "none" ? undefined : await startCloud();
   const cluster =
-    (o.shared ?? "none") !== "none" && !process.env.EGRESS_IPAM_KUBECONFIG ? startKubeCluster() : undefined;
+    ((o.shared ?? "none") !== "none" || (o.platform ?? "none") !== "none") &&
+    !process.env.EGRESS_IPAM_KUBECONFIG
+      ? startKubeCluster()
+      : undefined;
   if (cluster) process.env.EGRESS_IPAM_KUBECONFIG = cluster.kubeconfig;
   try {
     await exploreSeeds(o, started, figures, servers);
@@ -86,10 +97,13 @@ async function exploreSeeds(
     const cloud = o.cloud === "all" || (o.cloud === "mixed" && seed % 2 === 0);
     const shared = !cloud && (o.shared === "all" || (o.shared === "mixed" && seed % 4 === 1));
     const yaml = !cloud && !shared && (o.yaml === "all" || (o.yaml === "mixed" && seed % 8 === 3));
-    const kind = worldKindOf({ cloud, shared, yaml });
-    o.log(`== seed ${seed}${kind === "local" ? "" : ` (${kind} world)`}`);
+    const onPlatform =
+      !cloud && !shared && !yaml && (o.platform === "all" || (o.platform === "mixed" && seed % 8 === 7));
+    const platform = onPlatform ? platformOf(seed) : undefined;
+    const kind = worldKindOf({ cloud, shared, yaml, platform });
+    o.log(`== seed ${seed}${kind === "local" ? "" : ` (${platform ?? kind} world)`}`);
     const result = await runSequence(
-      { seed, length: o.length, cloud, shared, yaml, kills: o.kills },
+      { seed, length: o.length, cloud, shared, yaml, platform, kills: o.kills },
       (line) => o.log(`  ${line}`),
       servers,
     );
@@ -102,12 +116,16 @@ async function exploreSeeds(
       result.violation.invariant,
       result.violation.step,
       async (edits) => {
-        const r = await runSequence({ edits, cloud, shared, yaml }, () => {}, servers);
+        const r = await runSequence({ edits, cloud, shared, yaml, platform }, () => {}, servers);
         return r.violation ? { invariant: r.violation.invariant, step: r.violation.step } : {};
       },
       Date.now() + o.shrinkMs,
     );
-    const final = await runSequence({ edits: shrunk.edits, cloud, shared, yaml }, () => {}, servers);
+    const final = await runSequence(
+      { edits: shrunk.edits, cloud, shared, yaml, platform },
+      () => {},
+      servers,
+    );
     const shown: RunResult = final.violation ? final : result;
     const file = writeCase(o.foundDir, `seed-${seed}`, shown);
     o.log(
@@ -123,6 +141,10 @@ async function exploreSeeds(
     });
   }
 }
+
+/** A platform world's kind for `seed`: consecutive seeds, and the mixed ones (7, 15, 23, …), cycle through them. */
+export const platformOf = (seed: number): PlatformKind =>
+  platformKinds[(seed + Math.floor(seed / 8)) % platformKinds.length]!;
 
 function count(f: SessionFigures, r: RunResult): void {
   for (const s of r.steps) {

@@ -55,6 +55,8 @@ export interface EgressModel extends HolderBase {
   aws?: AwsSettings;
   /** The pool of each domain (aws). */
   zonePools?: Record<string, number>;
+  /** Only the namespace's pods labelled `app=web` (a platform world's kinds but ocp-static). */
+  podSelector?: boolean;
 }
 
 /** What an aws EgressIp asks of its provisioner. */
@@ -110,19 +112,29 @@ export interface World {
   tenant: AllocModel[];
   /** A YAML world: the program is Pulumi YAML through the plugin (program-yaml.ts). */
   yaml: boolean;
+  /**
+   * A platform world: every EgressIp is on this Kubernetes provisioner over Nodes of the test
+   * cluster named as {@link World.hosts} (`down`: set NotReady), beside somebody else's objects.
+   */
+  platform?: PlatformKind;
 }
+
+/** The Kubernetes provisioner kinds a platform world explores (ocp-dynamic's CidrAssignment is not generated). */
+export const platformKinds = ["ovn", "cilium", "antrea", "ocp-static"] as const;
+export type PlatformKind = (typeof platformKinds)[number];
 
 /** Failure domains of every world. */
 export const domains = ["za", "zb"] as const;
 
 /** Which kind of world a sequence explores. */
-export type WorldKind = "local" | "cloud" | "shared" | "yaml";
+export type WorldKind = "local" | "cloud" | "shared" | "yaml" | "platform";
 
 /**
  * An empty world with two hosts in each domain (and, `cloud`, a VPC with {@link cloudHosts}; or,
- * `shared`, pools on a ledger with a tenant stack; or, `yaml`, a YAML program through the plugin).
+ * `shared`, pools on a ledger with a tenant stack; or, `yaml`, a YAML program through the plugin;
+ * or, `platform`, EgressIps on the Kubernetes provisioner `platform`, by default ovn).
  */
-export function emptyWorld(kind: WorldKind = "local"): World {
+export function emptyWorld(kind: WorldKind = "local", platform: PlatformKind = "ovn"): World {
   return {
     pools: [],
     holders: [],
@@ -134,12 +146,13 @@ export function emptyWorld(kind: WorldKind = "local"): World {
     shared: kind === "shared",
     tenant: [],
     yaml: kind === "yaml",
+    ...(kind === "platform" ? { platform } : {}),
   };
 }
 
 /** The kind of world `w` is. */
-export const kindOfWorld = (w: Pick<World, "cloud" | "shared" | "yaml">): WorldKind =>
-  w.cloud ? "cloud" : w.shared ? "shared" : w.yaml ? "yaml" : "local";
+export const kindOfWorld = (w: Pick<World, "cloud" | "shared" | "yaml" | "platform">): WorldKind =>
+  w.cloud ? "cloud" : w.shared ? "shared" : w.yaml ? "yaml" : w.platform ? "platform" : "local";
 
 /** The name of a shared world's pool on its ledger: it stays with the pool's subnet, whatever the IpPool is called. */
 export const ledgerName = (pool: Pick<PoolModel, "subnet">): string => `pool-${pool.subnet}`;
@@ -197,6 +210,10 @@ export type Edit =
   | { op: "unassign"; holder: number }
   | { op: "handOver"; holder: number }
   | { op: "terminate"; host: string }
+  /** A platform world's EgressIp takes only the pods labelled `app=web` (`on`), or the whole namespace. */
+  | { op: "podSelector"; holder: number; on: boolean }
+  /** A platform world's Node is set NotReady (a host failing), for the rest of the sequence. */
+  | { op: "nodeDown"; host: string }
   | { op: "refresh" }
   /** The tenant stack (a shared world) adds an allocation of `pool`, or removes one. */
   | { op: "tenantAdd"; pool: number; ip?: number; family?: "ipv4" | "ipv6"; name?: string }
@@ -253,6 +270,17 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       if (!w.cloud || w.handedOver || w.down.includes(edit.host) || edit.host.endsWith("3")) return undefined;
       w.down.push(edit.host);
       return w;
+    case "podSelector":
+      if (holder?.kind !== "egress" || !w.platform || Boolean(holder.podSelector) === edit.on)
+        return undefined;
+      if (edit.on) holder.podSelector = true;
+      else delete holder.podSelector;
+      return w;
+    case "nodeDown":
+      if (!w.platform || w.down.includes(edit.host) || !Object.values(w.hosts).flat().includes(edit.host))
+        return undefined;
+      w.down.push(edit.host);
+      return w;
     case "hostTags":
       if (holder?.kind !== "egress" || !holder.aws) return undefined;
       holder.aws.hostTags = edit.hostTags;
@@ -285,7 +313,7 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
     case "addEgress": {
       const p = holderPool(edit.pool);
       const name = newName(edit.name, "h");
-      if (!p || !name) return undefined;
+      if (!p || !name || (edit.op === "addEgress" && edit.host && w.platform)) return undefined;
       const base = { id: w.nextId++, name, aliases: [], pool: p.id };
       if (edit.op === "addAlloc")
         w.holders.push({
@@ -368,7 +396,7 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       return w;
     }
     case "pin":
-      if (holder?.kind !== "egress" || holder.aws) return undefined;
+      if (holder?.kind !== "egress" || holder.aws || w.platform) return undefined;
       if (edit.host === undefined) delete holder.host;
       else holder.host = edit.host;
       return w;
@@ -386,6 +414,8 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
       else delete pool.strategy;
       return w;
     case "hosts":
+      // A platform world's hosts are its Nodes: they fail (nodeDown), they are not listed.
+      if (w.platform) return undefined;
       w.hosts[edit.domain] = edit.hosts;
       return w;
     case "tenantAdd": {
@@ -447,6 +477,10 @@ export interface Slot {
   publicKey?: string;
 }
 
+/** The hosts of a domain of the `none` provisioner or a platform world's Nodes, but those down. */
+export const upHosts = (w: World, domain: string): string[] =>
+  (w.hosts[domain] ?? []).filter((h) => !w.down.includes(h));
+
 /** The families an EgressIp places per domain, or undefined where the program is refused. */
 export function egressFamilies(h: EgressModel, pool: PoolModel): ("ipv4" | "ipv6")[] | undefined {
   if (h.families === "dual") return pool.family === "dual" ? ["ipv4", "ipv6"] : undefined;
@@ -480,11 +514,7 @@ export function slotsOf(w: World): Slot[] {
             holder: h.name,
             addressKey: h.zonePools ? `pool ${h.zonePools[domain]}` : poolKey,
             hostKey: `pin ${h.host ?? "none"}`,
-            eligible: h.aws
-              ? awsEligible(w, domain, h.aws.hostTags)
-              : h.host
-                ? [h.host]
-                : (w.hosts[domain] ?? []),
+            eligible: h.aws ? awsEligible(w, domain, h.aws.hostTags) : h.host ? [h.host] : upHosts(w, domain),
             ...(h.aws
               ? { publicKey: `eip ${h.aws.elasticIps === "adoptOwn" ? "allocate" : h.aws.elasticIps}` }
               : {}),
