@@ -7,7 +7,8 @@
 #   go/      the Go SDK module, generated from the same schema
 # YAML programs need the plugin only. The plugin runs this package on Node >= 22: `node` on PATH,
 # or PULUMI_EGRESS_IPAM_NODE. Usage: npm run sdks [-- plugin|python|go ...] (default: all three);
-# SDKS_OUT=<dir> writes there instead of dist/sdks.
+# SDKS_OUT=<dir> writes there instead of dist/sdks; SDKS_SCHEMA=<file> generates the SDKs from that
+# schema instead (the release's, with its pluginDownloadURL: scripts/release.mjs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -17,6 +18,7 @@ log() { printf 'sdks: %s\n' "$*" >&2; }
 
 version="$(node -p 'require("./package.json").version')"
 out="${SDKS_OUT:-$root/dist/sdks}"
+schema="${SDKS_SCHEMA:-provider/plugin/schema.json}"
 what=("$@")
 [ "${#what[@]}" -gt 0 ] || what=(plugin python go)
 node scripts/plugin-schema.mjs --check >&2
@@ -54,7 +56,7 @@ codegen() {
     exit 1
   }
   rm -rf "$dir"
-  pulumi-codegen provider/plugin/schema.json "$lang" "$dir" >&2
+  pulumi-codegen "$schema" "$lang" "$dir" >&2
   case "$lang" in
     python)
       # A wheel, for `pip install` into the program's virtualenv.
