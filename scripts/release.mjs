@@ -98,14 +98,13 @@ if (parts.includes("python") || parts.includes("go")) {
   try {
     const langs = ["python", "go"].filter((l) => parts.includes(l));
     execFileSync("bash", [path.join(repoRoot, "scripts", "sdks.sh"), ...langs], {
-      env: { ...process.env, SDKS_OUT: sdks, SDKS_SCHEMA: schemaFile },
+      env: { ...process.env, SDKS_OUT: sdks, SDKS_SCHEMA: schemaFile, SDKS_SETUP_DONE: "1" },
       stdio: ["ignore", "inherit", "inherit"],
     });
     if (langs.includes("python")) {
       const dir = path.join(sdks, "python");
       // The sdist, from the same sources with the build backend the wheel was built with.
-      const python = path.join(pythonVenv(), "bin", "python");
-      execFileSync(python, ["-c", "from setuptools import build_meta as b; b.build_sdist('dist')"], {
+      execFileSync(venvPython(), ["-c", "from setuptools import build_meta as b; b.build_sdist('dist')"], {
         cwd: dir,
         stdio: ["ignore", "ignore", "inherit"],
       });
@@ -126,16 +125,15 @@ if (parts.includes("python") || parts.includes("go")) {
   }
 }
 
-/** The venv with the pulumi Python SDK and setuptools that scripts/setup-languages.sh makes. */
-function pythonVenv() {
+/** The python of the venv scripts/setup-languages.sh makes (with setuptools), as sdks.sh picks it. */
+function venvPython() {
   const tools = path.join(repoRoot, ".tools");
   const venv = fs
     .readdirSync(tools)
     .filter((d) => d.startsWith("python-pulumi-"))
     .sort()
     .at(-1);
-  if (!venv) throw new Error("no Python venv in .tools: run scripts/setup-languages.sh");
-  return path.join(tools, venv);
+  return venv ? path.join(tools, venv, "bin", "python3") : "python3";
 }
 
 // Checksums of every file, in `sha256sum` form, paths relative to the release folder.

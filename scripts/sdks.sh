@@ -12,7 +12,8 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash scripts/setup.sh --no-pulumi >/dev/null
+# The release (scripts/release.sh) has set up the toolchain already.
+[ -n "${SDKS_SETUP_DONE:-}" ] || bash scripts/setup.sh --no-pulumi >/dev/null
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 log() { printf 'sdks: %s\n' "$*" >&2; }
 
@@ -61,7 +62,7 @@ codegen() {
     python)
       # A wheel, for `pip install` into the program's virtualenv.
       local venv
-      venv="$(ls -d "$root"/.tools/python-pulumi-* 2>/dev/null | tail -1)"
+      venv="$(ls -d "$root"/.tools/python-pulumi-* 2>/dev/null | tail -1 || true)"
       "${venv:+$venv/bin/}python3" -m pip wheel --quiet --no-deps --no-build-isolation -w "$dir/dist" "$dir" >&2
       log "python: $(ls "$dir"/dist/*.whl)"
       ;;
