@@ -7,16 +7,19 @@
 #   go/      the Go SDK module, generated from the same schema
 # YAML programs need the plugin only. The plugin runs this package on Node >= 22: `node` on PATH,
 # or PULUMI_EGRESS_IPAM_NODE. Usage: npm run sdks [-- plugin|python|go ...] (default: all three);
-# SDKS_OUT=<dir> writes there instead of dist/sdks.
+# SDKS_OUT=<dir> writes there instead of dist/sdks; SDKS_SCHEMA=<file> generates the SDKs from that
+# schema instead (the release's, with its pluginDownloadURL: scripts/release.mjs).
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-bash scripts/setup.sh --no-pulumi >/dev/null
+# The release (scripts/release.sh) has set up the toolchain already.
+[ -n "${SDKS_SETUP_DONE:-}" ] || bash scripts/setup.sh --no-pulumi >/dev/null
 export PATH="$root/.tools/bin:$root/node_modules/.bin:$PATH"
 log() { printf 'sdks: %s\n' "$*" >&2; }
 
 version="$(node -p 'require("./package.json").version')"
 out="${SDKS_OUT:-$root/dist/sdks}"
+schema="${SDKS_SCHEMA:-provider/plugin/schema.json}"
 what=("$@")
 [ "${#what[@]}" -gt 0 ] || what=(plugin python go)
 node scripts/plugin-schema.mjs --check >&2
@@ -54,12 +57,12 @@ codegen() {
     exit 1
   }
   rm -rf "$dir"
-  pulumi-codegen provider/plugin/schema.json "$lang" "$dir" >&2
+  pulumi-codegen "$schema" "$lang" "$dir" >&2
   case "$lang" in
     python)
       # A wheel, for `pip install` into the program's virtualenv.
       local venv
-      venv="$(ls -d "$root"/.tools/python-pulumi-* 2>/dev/null | tail -1)"
+      venv="$(ls -d "$root"/.tools/python-pulumi-* 2>/dev/null | tail -1 || true)"
       "${venv:+$venv/bin/}python3" -m pip wheel --quiet --no-deps --no-build-isolation -w "$dir/dist" "$dir" >&2
       log "python: $(ls "$dir"/dist/*.whl)"
       ;;

@@ -6,8 +6,6 @@
  * The engine shows that line with the plugin's failure to start.
  * @packageDocumentation
  */
-import * as fs from "node:fs";
-import * as path from "node:path";
 
 /**
  * The lowest version `range` admits, as numbers `[major, minor, patch]`.
@@ -37,12 +35,10 @@ export function nodeRefusal(version: string, execPath: string, range: string): s
   );
 }
 
-// provider/plugin/ and dist/plugin/ alike sit two folders below the package's root.
-const engines = (
-  JSON.parse(fs.readFileSync(path.join(__dirname, "..", "..", "package.json"), "utf8")) as {
-    engines: { node: string };
-  }
-).engines.node;
+// provider/plugin/ and dist/plugin/ alike sit two folders below the package's root. A `require`
+// (not a read at run time), so the release's single executable carries it in its bundle, where
+// there is no package folder to read (scripts/release/bundle-plugin.mjs).
+const engines = (require("../../package.json") as { engines: { node: string } }).engines.node;
 const refusal = nodeRefusal(process.version, process.execPath, engines);
 if (refusal) {
   process.stderr.write(`${refusal}\n`);
