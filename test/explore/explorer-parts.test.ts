@@ -310,9 +310,16 @@ describe("a platform world", () => {
     expect(stable(w, on("a2"), down, on("a1"))).toHaveLength(1);
   });
 
-  it("may be refused IPv6 (each kind's rules) and, on ocp-static, a podSelector; must take the rest", () => {
+  it("may be refused what a kind cannot do (IPv6 or pods on ocp-static, dual stack on antrea, or on ovn with one Node); must take the rest", () => {
     expect(mustAccept(w)).toBe(true);
-    expect(mustAccept(applyEdit(w, { op: "families", holder: 1, families: "dual" })!)).toBe(false);
+    const dual = applyEdit(w, { op: "families", holder: 1, families: "dual" })!;
+    expect(mustAccept(dual)).toBe(true);
+    expect(mustAccept({ ...dual, platform: "ovn" })).toBe(true);
+    expect(mustAccept({ ...applyEdit(dual, { op: "nodeDown", host: "b2" })!, platform: "ovn" })).toBe(false);
+    expect(mustAccept({ ...dual, platform: "antrea" })).toBe(false);
+    const v6 = applyEdit(w, { op: "families", holder: 1, families: "ipv6" })!;
+    expect(mustAccept({ ...v6, platform: "antrea" })).toBe(true);
+    expect(mustAccept({ ...v6, platform: "ocp-static" })).toBe(false);
     const selecting = applyEdit(w, { op: "podSelector", holder: 1, on: true })!;
     expect(mustAccept(selecting)).toBe(true);
     expect(mustAccept({ ...selecting, platform: "ocp-static" })).toBe(false);

@@ -3,7 +3,7 @@
  * broke one (empty when it kept them). Inputs are plain data read from the engine (preview events,
  * the checkpoint, stack outputs), so the checks are tested on their own with tables.
  */
-import { awsEligible, egressFamilies, slotsOf, upHosts, type World } from "./world";
+import { awsEligible, egressFamilies, slotsOf, upHosts, type EgressModel, type World } from "./world";
 
 /** The engine's placeholder for a value not known at preview. */
 export const unknownValue = "04da6b54-80e4-46f7-96ec-b56ff0331ba9";
@@ -279,13 +279,29 @@ export function mustAccept(w: World): boolean {
     }
     const families = egressFamilies(h, pool);
     if (!families) return false;
-    // A platform world's kinds have rules of their own for IPv6 (docs/provisioners.md), and
-    // ocp-static takes no podSelector: such programs may be refused (with a code).
-    if (w.platform && (families.includes("ipv6") || (h.podSelector && w.platform === "ocp-static")))
-      return false;
+    if (w.platform && !platformTakes(w, h, families)) return false;
     const hostsOf = (d: string) => (h.aws ? awsEligible(w, d, h.aws.hostTags) : upHosts(w, d));
     if (!h.host && h.domains.some((d) => hostsOf(d).length === 0)) return false;
     for (const f of families) for (const d of h.domains) add(h.zonePools?.[d] ?? h.pool, f, 1);
   }
   return [...demand.values()].every((n) => n <= 40);
+}
+
+/**
+ * Whether a platform world's kind takes an EgressIp of these families (docs/provisioners.md):
+ * OpenShift SDN has no IPv6 and no pod selection; Antrea applies one Egress to a Pod, so no dual
+ * stack; ovnkube puts no two addresses of one object on one Node, so dual stack needs two Nodes up
+ * in each domain.
+ */
+function platformTakes(w: World, h: EgressModel, families: ("ipv4" | "ipv6")[]): boolean {
+  switch (w.platform) {
+    case "ocp-static":
+      return !families.includes("ipv6") && !h.podSelector;
+    case "antrea":
+      return families.length < 2;
+    case "ovn":
+      return families.length < 2 || h.domains.every((d) => upHosts(w, d).length >= 2);
+    default:
+      return true;
+  }
 }

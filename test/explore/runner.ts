@@ -109,7 +109,9 @@ interface Sequence {
 }
 
 /** How a step ended: an outcome to record, or a broken promise. */
-type StepEnd = { outcome: StepRecord["outcome"]; code?: string } | { violation: Violation };
+type StepEnd =
+  | { outcome: StepRecord["outcome"]; code?: string; /** a refusal's text, for the log */ said?: string }
+  | { violation: Violation };
 
 /**
  * Runs one sequence on a fresh stack of `pkg` (the package as the consumer project installed it).
@@ -182,6 +184,7 @@ export async function runSequence(
       const ms = Date.now() - started;
       steps.push({ edit, outcome: end.outcome, ...(end.code ? { code: end.code } : {}), ms });
       log(`step ${i}: ${JSON.stringify(edit)} → ${end.outcome}${end.code ? ` ${end.code}` : ""} (${ms} ms)`);
+      if (end.said) log(`  ${end.said.split("\n")[0]}`);
     }
     const destroyed = await finalDestroy(s);
     if (destroyed) return fail(total, destroyed);
@@ -315,7 +318,8 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
     // The stack's program stays the one it had (a shared world's tenant program may be its first).
     await setProgram(s, h, s.world);
     const code = codeIn(text);
-    return { outcome: "refused", ...(code ? { code } : {}) };
+    const said = code ? text.slice(text.indexOf(`[${code}]`), text.indexOf(`[${code}]`) + 300) : undefined;
+    return { outcome: "refused", ...(code ? { code, said } : {}) };
   }
   s.programmed.add(h);
   let planned: Record<string, Planned> = plannedBy(preview);
