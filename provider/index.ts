@@ -24,7 +24,7 @@ export type {
   AwsProvisionerConfig,
   NoneProvisionerConfig,
   ProvisionerConfig,
-} from "./provisioners/provisioner-config";
+} from "./provisioners/config/provisioner-config";
 export type { ProvisionerArgs } from "./resources/secret-kubeconfig";
 export { typeToken } from "./resources/context";
 export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";

@@ -221,7 +221,7 @@ export interface EgressIPProvisioner {
 
 /**
  * What a resource adds to the user's provisioner settings when it builds the provisioner that
- * serves it (see `withInstanceSettings`, provisioner-config.ts); never part of the `provisioner` input itself.
+ * serves it (see `withInstanceSettings`, config/provisioner-config.ts); never part of the `provisioner` input itself.
  */
 export interface InstanceSettings {
   /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object; antrea: its Egress objects). */

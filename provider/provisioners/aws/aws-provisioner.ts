@@ -14,7 +14,11 @@ import { takenAddress } from "../taken-address";
 import { defaultRetryPolicy, ec2ErrorCode, type RetryPolicy } from "./ec2-retry";
 import { ec2Failure } from "./ec2-failure";
 import type { AdoptPresent, EgressIPProvisioner } from "../egress-ip-provisioner";
-import { elasticIpFor, elasticIpsProblems, type AwsProvisionerConfig } from "./aws-provisioner-config";
+import {
+  elasticIpFor,
+  elasticIpsProblems,
+  type AwsProvisionerConfig,
+} from "../config/aws-provisioner-config";
 import { elasticIpPlacement, publicAddresses } from "./elastic-ips";
 import { ownerTagKey, ownerTagValue } from "./owner-tag";
 

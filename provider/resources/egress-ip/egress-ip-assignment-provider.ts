@@ -2,12 +2,19 @@ import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/
 import { holderName } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
 import { canonicalAddress, familyOfText, IpamError, isIpamError } from "../../allocator";
-import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
-import { labelProblems } from "../../provisioners/kubernetes/label-syntax";
-import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
+import { kubeKinds } from "../../provisioners/config/kube-provisioner-config";
+import { labelProblems } from "../../provisioners/config/label-syntax";
+import {
+  withInstanceSettings,
+  type ScopedProvisionerConfig,
+} from "../../provisioners/config/provisioner-config";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
-import { noUsableAnswer } from "../../provisioners/no-usable-answer";
-import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
+import { noUsableAnswer } from "../../provisioners/factory/no-usable-answer";
+import {
+  callSignal,
+  provisionerFailures,
+  provisionerFor,
+} from "../../provisioners/factory/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { newOwnerId } from "../../ledger/stack/owner-identity";
 import {
@@ -18,7 +25,7 @@ import {
 import { shapeFailures } from "../input-shape";
 import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
-import { elasticIpFor } from "../../provisioners/aws/aws-provisioner-config";
+import { elasticIpFor } from "../../provisioners/config/aws-provisioner-config";
 import { withTakenAdvice } from "./taken-address-advice";
 
 const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
