@@ -13,12 +13,8 @@ export {
 export type { PoolQuotas } from "./ledger/quota-rules";
 export { IpAllocation, type IpAllocationArgs } from "./resources/ip-allocation/ip-allocation";
 export { PrefixAllocation, type PrefixAllocationArgs } from "./resources/prefix-allocation/prefix-allocation";
-export {
-  EgressIp,
-  EgressIpAssignment,
-  type EgressIpArgs,
-  type EgressIpAssignmentArgs,
-} from "./resources/egress-ip/egress-ip";
+export { EgressIp, type EgressIpArgs } from "./resources/egress-ip/egress-ip";
+export { EgressIpAssignment, type EgressIpAssignmentArgs } from "./resources/egress-ip/egress-ip-assignment";
 export { CidrAssignment, type CidrAssignmentArgs } from "./resources/cidr-assignment/cidr-assignment";
 export type {
   AwsProvisionerConfig,
