@@ -24,7 +24,7 @@ let failNextAdd: Error | undefined;
 let failNextCheck: Error | undefined;
 let refusal: Error | undefined;
 const fake: EgressIPProvisioner = {
-  async refuseShared() {
+  async conflicts() {
     if (refusal) throw refusal;
   },
   async findHostForNewIP(domain) {

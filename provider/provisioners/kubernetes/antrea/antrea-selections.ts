@@ -1,4 +1,5 @@
 import { addressFamily } from "../../../allocator/address";
+import type { PlacementRequest } from "../../placement-request";
 import { IpamError } from "../../../core/ipam-error";
 import { servesNamespace, type AntreaEgressFacts } from "./antrea-namespaces";
 import type { LabelSelector } from "../egress-view";
@@ -78,20 +79,18 @@ export function claimedServings(claims: SelectionClaim[]): AntreaServing[] {
 }
 
 /**
- * Refuses `ip` of the EgressIp `holder` for the Pods `podSelector` selects in `namespace` when one
+ * Refuses the request's `ip` of the EgressIp `holder` for the Pods `podSelector` selects in `namespace` when one
  * of `others` may apply to the same Pods with another selection, or with an address of the other
  * family. The same selection of the same family is the namespace's addresses side by side (one per
  * failure domain), as before.
  * @throws IpamError SCOPE_CONFLICT naming the other, both selections and what to do.
  */
 export function refuseAntreaSharing(
-  holder: string,
-  ip: string,
+  { holder, ip, family }: PlacementRequest,
   namespace: string,
   podSelector: Record<string, string> | undefined,
   others: AntreaServing[],
 ): void {
-  const family = addressFamily(ip);
   const mine = podSelector ? { matchLabels: podSelector } : undefined;
   for (const o of others) {
     if (!podSelectorsOverlap(mine, o.selector)) continue;

@@ -1,6 +1,6 @@
 import { IpamError } from "../../../core/ipam-error";
 import { canonicalAddress } from "../../../allocator";
-import { addressFamily, parseAddress } from "../../../allocator/address";
+import { parseAddress } from "../../../allocator/address";
 import { clusterView } from "../../../kube/cluster-identity";
 import { editObject, listObjects, type KubeObject, type ObjectRef } from "../../../kube/object-edit";
 import type { EgressIPProvisioner, Placement } from "../../egress-ip-provisioner";
@@ -43,6 +43,7 @@ import {
 } from "./antrea-selections";
 import { claimSelection } from "../pod-selection";
 import { takenAddress } from "../../taken-address";
+import { oncePerRequest } from "../../placement-request";
 
 /**
  * The name of the Egress object holding one address of a namespace: `egress-ipam-<namespace>-<ip>`,
@@ -141,6 +142,8 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
   };
 
   const listEgresses = async () => (await listObjects(kube, api.antrea, "Egress")).map(readAntreaEgressFacts);
+  /** The Egresses as the refusals of one request see them: listed once for both. */
+  const egressesOf = oncePerRequest(listEgresses);
   /** The Egress holding `ip` of the namespace: one adopted for it, else {@link antreaObjectName}. */
   const nameFor = (egresses: AntreaEgressFacts[], name: string, ip: string) =>
     adoptedEgress(egresses, name, ip) ?? antreaObjectName(name, ip);
@@ -358,21 +361,27 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
         antreaAddresses(await listEgresses(), facts),
       ),
 
-    // What the namespace's Egresses cannot share: Pods another Egress or EgressIp may serve with
-    // another selection or the other family (of this deployment first: both may be new), an Egress
-    // written by hand applying to every Pod of the namespace unless adopt takes it over, and with
-    // adopt, an Egress written by hand that cannot be taken over as it is.
-    async refuseShared(holder, rawIp) {
-      const name = ns(`checking what ${holder} serves`);
-      const ip = canonicalAddress(rawIp);
-      const claims = claimSelection(kube.server, name, { holder, podSelector, family: addressFamily(ip) });
-      refuseAntreaSharing(holder, ip, name, podSelector, claimedServings(claims));
-      const egresses = await listEgresses();
+    // An Egress written by hand applying to every Pod of the namespace, unless adopt takes it over;
+    // with adopt, one that cannot be taken over as it is.
+    async adoptable(request) {
+      const name = ns(`checking what ${request.holder} serves`);
+      const egresses = await egressesOf(request);
       const facts = await namespaceFactsOf(planner, name);
-      if (facts) refuseHandMadeEgress(egresses, facts, podSelector, config.adoptPresent === true, holder);
-      refuseAntreaSharing(holder, ip, name, podSelector, namespaceEgresses(egresses, name, ip));
-      if (config.adoptPresent !== true) return;
-      if (facts) await refuseUnadoptable(kube, egresses, facts, config.externalIPPool, holder);
+      if (!facts) return;
+      const adopting = config.adoptPresent === true;
+      refuseHandMadeEgress(egresses, facts, podSelector, adopting, request.holder);
+      if (adopting) await refuseUnadoptable(kube, egresses, facts, config.externalIPPool, request.holder);
+    },
+
+    // What the namespace's Egresses cannot share: Pods another Egress or EgressIp may serve with
+    // another selection or the other family (of this deployment first: both may be new).
+    async conflicts(request) {
+      const { holder, ip, family } = request;
+      const name = ns(`checking what ${holder} serves`);
+      const claims = claimSelection(kube.server, name, { holder, podSelector, family });
+      refuseAntreaSharing(request, name, podSelector, claimedServings(claims));
+      const egresses = await egressesOf(request);
+      refuseAntreaSharing(request, name, podSelector, namespaceEgresses(egresses, name, ip));
     },
   };
 }

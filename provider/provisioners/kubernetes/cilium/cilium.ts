@@ -49,6 +49,7 @@ import {
   type Owners,
 } from "../owners";
 import { takenAddress } from "../../taken-address";
+import { oncePerRequest } from "../../placement-request";
 
 export { ciliumObjectName } from "./cilium-policy";
 
@@ -129,6 +130,8 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
   };
   const listPolicies = async (): Promise<CiliumPolicyFacts[]> =>
     (await listObjects(kube, api.cilium, "CiliumEgressGatewayPolicy")).map(readCiliumPolicyFacts);
+  /** The policies as the refusals of one request see them: listed once for all three. */
+  const policiesOf = oncePerRequest(listPolicies);
 
   /**
    * Edits the namespace's policy of `selection`, `target` (its own, one adopted for it, or with
@@ -395,15 +398,9 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       return addressesWithin([...seen, ...inCloud], cidrs);
     },
 
-    // What one policy of the namespace, selection and family cannot take: destinations without
-    // any of the address's family, a policy made by hand sending out every pod of the namespace
-    // for the same family (unless adopt takes it over), a scope other than its other EgressIps',
-    // pods another policy may send out for the same family (in the cluster, or asked by another
-    // EgressIp of the deployment).
-    async refuseShared(holder, rawIp) {
-      const name = ns(`checking the destinations of ${holder}`);
-      const ip = canonicalAddress(rawIp);
-      const family = addressFamily(ip);
+    // An address of a family the destinations hold no CIDR of: its policy would send nothing.
+    async validate({ holder, ip, family }) {
+      ns(`checking the destinations of ${holder}`);
       if (scopeOf(config, family).destinations.length === 0) {
         throw new IpamError(
           "INVALID_INPUT",
@@ -414,13 +411,27 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
             `"ipv${family === 4 ? 6 : 4}")`,
         );
       }
-      const policies = await listPolicies();
+    },
+
+    // A policy made by hand sending out every pod of the namespace for the same family, unless
+    // adopt takes it over; with adopt, one that cannot be taken over as it is.
+    async adoptable(request) {
+      const { holder, family } = request;
+      const name = ns(`checking the destinations of ${holder}`);
+      const policies = await policiesOf(request);
       const facts = await namespaceFactsOf(planner, name);
-      if (facts) {
-        if (config.adoptPresent === true) await refuseUnadoptable(kube, policies, facts, config, holder);
-        refuseHandMadePolicy(policies, facts, family, podSelector, config.adoptPresent === true, holder);
-      }
-      const own = namespacePolicyName(policies, name, selectionOf(ip));
+      if (!facts) return;
+      if (config.adoptPresent === true) await refuseUnadoptable(kube, policies, facts, config, holder);
+      refuseHandMadePolicy(policies, facts, family, podSelector, config.adoptPresent === true, holder);
+    },
+
+    // A scope other than its other EgressIps', pods another policy may send out for the same
+    // family (in the cluster, or asked by another EgressIp of the deployment).
+    async conflicts(request) {
+      const { holder, family } = request;
+      const name = ns(`checking the destinations of ${holder}`);
+      const policies = await policiesOf(request);
+      const own = namespacePolicyName(policies, name, { family, ...(podSelector ? { podSelector } : {}) });
       await refuseSplitScope(kube, name, config, holder, owner, own, family);
       refuseSelectionOverlap(policies, name, own, family, podSelector, holder);
       refuseOverlapInDeployment(kube.server, name, { holder, podSelector, family }, true);

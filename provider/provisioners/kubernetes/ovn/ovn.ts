@@ -41,7 +41,6 @@ import {
   selectionHash,
   selectionName,
 } from "../pod-selection";
-import { addressFamily } from "../../../allocator/address";
 import { takenAddress } from "../../taken-address";
 import { adoptedForAnnotation, namespaceNameLabel } from "../namespace-marks";
 
@@ -61,6 +60,19 @@ export const podObjectName = (namespace: string, podSelector: Record<string, str
   `${ovnObjectName(namespace)}-${selectionHash(podSelector)}`;
 
 export { podSelectorsOverlap } from "../pod-selection";
+
+/**
+ * Whether an EgressIP object selects `namespace`: by the namespace's labels where they can be read
+ * (however the object's selector writes them), else by the name label Kubernetes gives it.
+ */
+async function namespaceSelection(
+  planner: NodePlanner,
+  namespace: string,
+): Promise<(e: OvnEgressIp) => boolean> {
+  const facts = await namespaceFactsOf(planner, namespace);
+  return (e) =>
+    facts ? selectorMatches(e.namespaceSelector, facts.labels) : e.selects[namespaceNameLabel] === namespace;
+}
 
 /** The name of the EgressIP object serving a namespace: one adopted for it, else {@link ovnObjectName}. */
 export function namespaceObjectName(view: EgressView, namespace: string): string {
@@ -441,29 +453,30 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     namespaceAddresses: (name, signal) => namespaceAddressesOf(planner, name, undefined, signal),
 
     // Two EgressIP objects that can select one pod give it two egress addresses, and ovnkube picks
-    // one: an object selecting this namespace (by its labels, however written) other than this
-    // assignment's own whose pods may overlap is refused at preview, naming it and who put its
-    // addresses there; so is one made by hand that serves every pod of the namespace, unless adopt
-    // takes it over; and so is another EgressIp of this deployment asking for such pods (both new
-    // at a first preview, neither in the cluster yet).
-    async refuseShared(holder, ip) {
+    // one: an object made by hand that serves every pod of the namespace is refused at preview,
+    // naming it, unless adopt takes it over.
+    async adoptable({ holder }) {
+      if (!namespace || (config.adoptPresent === true && !podSelector)) return;
+      const view = await planner.egressView();
+      const selectsNamespace = await namespaceSelection(planner, namespace);
+      const handMade = view.egressIps.find(
+        (e) => !isManaged(e) && e.ips.length > 0 && !e.podSelector && selectsNamespace(e),
+      );
+      if (handMade) refuseHandMade(holder, namespace, `EgressIP ${handMade.name}`, podSelector);
+    },
+
+    // So is an object selecting this namespace (by its labels, however written) other than this
+    // assignment's own whose pods may overlap, naming who put its addresses there, and another
+    // EgressIp of this deployment asking for such pods (both new at a first preview, neither in the
+    // cluster yet).
+    async conflicts({ holder, family }) {
       if (!namespace) return;
       const view = await planner.egressView();
       const own = objectFor(view, namespace);
       const mine = podSelector ? { matchLabels: podSelector } : undefined;
-      const facts = await namespaceFactsOf(planner, namespace);
-      const selectsNamespace = (e: OvnEgressIp) =>
-        facts
-          ? selectorMatches(e.namespaceSelector, facts.labels)
-          : e.selects[namespaceNameLabel] === namespace;
-      if (config.adoptPresent !== true || podSelector) {
-        const handMade = view.egressIps.find(
-          (e) => !isManaged(e) && e.ips.length > 0 && !e.podSelector && selectsNamespace(e),
-        );
-        if (handMade) refuseHandMade(holder, namespace, `EgressIP ${handMade.name}`, podSelector);
-      }
+      const selectsNamespace = await namespaceSelection(planner, namespace);
       // Two namespace-wide objects are as before (one of this package: its owner records decide; one
-      // made by hand: refused above, or taken over by adopt).
+      // made by hand: refused by adoptable, or taken over by adopt).
       const other = view.egressIps.find(
         (e) =>
           e.name !== own &&
@@ -485,7 +498,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
             overlapAdvice,
         );
       }
-      refuseOverlapInDeployment(kube.server, namespace, { holder, podSelector, family: addressFamily(ip) });
+      refuseOverlapInDeployment(kube.server, namespace, { holder, podSelector, family });
     },
   };
 }

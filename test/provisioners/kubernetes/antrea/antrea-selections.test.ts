@@ -7,6 +7,7 @@ import {
   refuseHandMadeEgress,
   type AntreaServing,
 } from "../../../../provider/provisioners/kubernetes/antrea/antrea-selections";
+import { placementRequest } from "../../../../provider/provisioners/placement-request";
 
 const ns = "team-a";
 const serving = (families: (4 | 6)[], matchLabels?: Record<string, string>): AntreaServing => ({
@@ -68,7 +69,7 @@ describe("refuseAntreaSharing", () => {
     ],
     ["a selector differing in a value", "10.0.0.6", { app: "web" }, serving([4], { app: "api" }), undefined],
   ])("%s", (_name, ip, podSelector, other, refused) => {
-    const call = () => refuseAntreaSharing("EgressIp web", ip, ns, podSelector, [other]);
+    const call = () => refuseAntreaSharing(placementRequest(ip, "EgressIp web"), ns, podSelector, [other]);
     if (refused) expect(call).toThrow(refused);
     else expect(call).not.toThrow();
   });
