@@ -13,18 +13,14 @@ export {
 export type { PoolQuotas } from "./ledger/quota-rules";
 export { IpAllocation, type IpAllocationArgs } from "./resources/ip-allocation/ip-allocation";
 export { PrefixAllocation, type PrefixAllocationArgs } from "./resources/prefix-allocation/prefix-allocation";
-export {
-  EgressIp,
-  EgressIpAssignment,
-  type EgressIpArgs,
-  type EgressIpAssignmentArgs,
-} from "./resources/egress-ip/egress-ip";
+export { EgressIp, type EgressIpArgs } from "./resources/egress-ip/egress-ip";
+export { EgressIpAssignment, type EgressIpAssignmentArgs } from "./resources/egress-ip/egress-ip-assignment";
 export { CidrAssignment, type CidrAssignmentArgs } from "./resources/cidr-assignment/cidr-assignment";
 export type {
   AwsProvisionerConfig,
   NoneProvisionerConfig,
   ProvisionerConfig,
-} from "./provisioners/provisioner-config";
+} from "./provisioners/config/provisioner-config";
 export type { ProvisionerArgs } from "./resources/secret-kubeconfig";
 export { typeToken } from "./resources/context";
 export { IpamError, isIpamError, type IpamErrorCode } from "./allocator";

@@ -49,7 +49,10 @@ export const pages = [
   },
   {
     doc: "docs/resources/egress-ip.md",
-    sources: ["provider/resources/egress-ip/egress-ip.ts"],
+    sources: [
+      "provider/resources/egress-ip/egress-ip.ts",
+      "provider/resources/egress-ip/egress-ip-assignment.ts",
+    ],
     tables: [
       ["inputs", "EgressIpArgs"],
       ["outputs", "EgressIp"],

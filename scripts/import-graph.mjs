@@ -46,6 +46,20 @@ export function layerProblem(sourceDir, from, to) {
   return `provider/${b} is ${where} provider/${a}; imports run downward only (${layers.map((l) => l.join(" ")).join(" < ")})`;
 }
 
+/**
+ * Why `from` may not import `to` within one folder, or "" when it may: a folder's own files (its
+ * interfaces and the helpers its sub-folders share) import none of its sub-folders, so each
+ * sub-folder (an implementation: provisioners/aws, provisioners/kubernetes/ovn) depends on them
+ * and never the other way round. Only the folder's `index.ts`, which re-exports its parts, may.
+ */
+export function subFolderProblem(from, to) {
+  const folder = path.dirname(from);
+  if (path.basename(from) === "index.ts" || !to.startsWith(folder + path.sep)) return "";
+  if (path.dirname(to) === folder) return "";
+  const sub = path.relative(folder, to).split(path.sep)[0];
+  return `a folder's own files import none of its sub-folders (${sub}/); only its index.ts may`;
+}
+
 const specifier = /(?:\bfrom\s*|\bimport\s*\(\s*|\brequire\s*\(\s*|^\s*import\s+)(["'])(\.{1,2}\/[^"']*)\1/gm;
 
 /** The relative specifiers a source text imports or requires. */

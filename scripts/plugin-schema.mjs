@@ -58,7 +58,7 @@ const resources = [
   },
   {
     kind: "EgressIpAssignment",
-    file: "provider/resources/egress-ip/egress-ip.ts",
+    file: "provider/resources/egress-ip/egress-ip-assignment.ts",
     args: "EgressIpAssignmentArgs",
   },
   {

@@ -1,11 +1,11 @@
 import {
   antreaAddresses,
   servesNamespace as egressServes,
-} from "../provisioners/kubernetes/antrea-namespaces";
+} from "../provisioners/kubernetes/antrea/antrea-namespaces";
 import {
   ciliumAddresses,
   servesNamespace as policyServes,
-} from "../provisioners/kubernetes/cilium-namespaces";
+} from "../provisioners/kubernetes/cilium/cilium-namespaces";
 import type { NamespaceFacts, SeenAddress } from "../provisioners/kubernetes/namespace-addresses";
 import type { ClusterFacts } from "./import-facts";
 

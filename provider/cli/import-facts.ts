@@ -4,9 +4,15 @@ import type { KubeClients } from "../kube/kube-config";
 import { kubeFailure } from "../kube/kube-errors";
 import { listObjects } from "../kube/object-edit";
 import type { NamespaceFacts } from "../provisioners/kubernetes/namespace-addresses";
-import { readAntreaEgressFacts, type AntreaEgressFacts } from "../provisioners/kubernetes/antrea-namespaces";
-import { readCiliumPolicyFacts, type CiliumPolicyFacts } from "../provisioners/kubernetes/cilium-namespaces";
-import { managedBy } from "../provisioners/kubernetes/ovn";
+import {
+  readAntreaEgressFacts,
+  type AntreaEgressFacts,
+} from "../provisioners/kubernetes/antrea/antrea-namespaces";
+import {
+  readCiliumPolicyFacts,
+  type CiliumPolicyFacts,
+} from "../provisioners/kubernetes/cilium/cilium-namespaces";
+import { managedBy } from "../provisioners/kubernetes/managed-by";
 import { ownersAnnotation, readOwners, thereBefore } from "../provisioners/kubernetes/owners";
 import {
   api,

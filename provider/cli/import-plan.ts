@@ -1,8 +1,8 @@
 import { canonicalAddress, canonicalCidr, prefixContains } from "../allocator";
 import { parseAddress, tryParseAddress } from "../allocator/address";
-import { defaultZoneLabel } from "../provisioners/kubernetes/kube-provisioner-config";
+import { defaultZoneLabel } from "../provisioners/config/kube-provisioner-config";
 import { operatorAnnotations, presentAddresses } from "../provisioners/kubernetes/namespace-addresses";
-import { egressAssignableLabel } from "../provisioners/kubernetes/ovn";
+import { egressAssignableLabel } from "../provisioners/kubernetes/ovn/ovn";
 import { cniAddresses, cniSettings, sourceKind } from "./import-cni";
 import type { ClusterFacts, EgressIpamFacts } from "./import-facts";
 

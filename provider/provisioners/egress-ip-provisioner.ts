@@ -1,4 +1,5 @@
 import type { ClusterView } from "../kube/cluster-identity";
+import type { PlacementRequest } from "./placement-request";
 
 /** An address a provisioner sees on a host; see {@link EgressIPProvisioner.placements}. */
 export interface Placement {
@@ -199,17 +200,31 @@ export interface EgressIPProvisioner {
    */
   namespaceAddresses?(namespace: string, signal?: AbortSignal): Promise<NamespaceAddress[]>;
   /**
-   * Optional, read only, asked at every `check` before a host is chosen: refuses settings that this
-   * assignment's address `ip` cannot share with the others writing the same objects or serving the
-   * same pods (cilium: a selection's policy has one set of destinations, so two EgressIps asking it
-   * for different ones would rewrite each other's at every up; ovn, cilium, antrea: pod selections
-   * of one namespace that can take the same pod, in the cluster or asked by another EgressIp of the
-   * deployment), or that its platform cannot give `ip` (antrea: an IPv4 and an IPv6 Egress for the
-   * same pods).
-   * `holder` names the assignment's resource in messages (`EgressIp team-a`).
-   * @throws IpamError SCOPE_CONFLICT (INVALID_INPUT for what `ip` cannot have) naming both sides and what to do.
+   * Optional, read only, asked at every `check` before a host is chosen, first of the three
+   * refusals (then {@link adoptable}, then {@link conflicts}): refuses what the platform cannot
+   * give the request whatever else is there (cilium: an address of a family its destinations hold
+   * no CIDR of, which its policy would send nothing through).
+   * @throws IpamError INVALID_INPUT naming the address and what to change.
    */
-  refuseShared?(holder: string, ip: string, signal?: AbortSignal): Promise<void>;
+  validate?(request: PlacementRequest, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional, read only, asked at every `check` after {@link validate}: refuses an object made by
+   * hand (not by this package) that already serves the request's pods (ovn, cilium, antrea: an
+   * EgressIP, policy or Egress serving every pod of the namespace) unless the assignment's
+   * `adopt: true` takes it over, and with `adopt: true` one that cannot be taken over as it is.
+   * @throws IpamError SCOPE_CONFLICT (INVALID_INPUT, ADDRESS_IN_USE for one that cannot be taken over) naming the object and what to do.
+   */
+  adoptable?(request: PlacementRequest, signal?: AbortSignal): Promise<void>;
+  /**
+   * Optional, read only, asked at every `check` after {@link adoptable}: refuses what the request
+   * cannot share with the others writing the same objects or serving the same pods (cilium: a
+   * selection's policy has one set of destinations, so two EgressIps asking it for different ones
+   * would rewrite each other's at every up; ovn, cilium, antrea: pod selections of one namespace
+   * that can take the same pod, in the cluster or asked by another EgressIp of the deployment;
+   * antrea: an IPv4 and an IPv6 Egress for the same pods).
+   * @throws IpamError SCOPE_CONFLICT naming both sides and what to do.
+   */
+  conflicts?(request: PlacementRequest, signal?: AbortSignal): Promise<void>;
   /**
    * Optional, no call made: which cluster the provisioner's objects are on (Kubernetes kinds: the
    * cluster its kubeconfig context points at). Resources record it at their first `check` and
@@ -221,7 +236,7 @@ export interface EgressIPProvisioner {
 
 /**
  * What a resource adds to the user's provisioner settings when it builds the provisioner that
- * serves it (see `withInstanceSettings`, provisioner-config.ts); never part of the `provisioner` input itself.
+ * serves it (see `withInstanceSettings`, config/provisioner-config.ts); never part of the `provisioner` input itself.
  */
 export interface InstanceSettings {
   /** The namespace an EgressIp serves (ocp-static, ocp-dynamic: its NetNamespace; ovn: its EgressIP object; antrea: its Egress objects). */

@@ -17,7 +17,7 @@ export {
   withInstanceSettings,
   type InstanceSettings,
   type ScopedProvisionerConfig,
-} from "./provisioner-config";
+} from "./config/provisioner-config";
 export {
   kubeKinds,
   defaultZoneLabel,
@@ -28,13 +28,13 @@ export {
   type OvnProvisionerConfig,
   type AntreaProvisionerConfig,
   type CiliumProvisionerConfig,
-} from "./kubernetes/kube-provisioner-config";
-export { createProvisioner } from "./create-provisioner";
-export { noneProvisioner } from "./none";
+} from "./config/kube-provisioner-config";
+export { createProvisioner } from "./factory/create-provisioner";
+export { noneProvisioner } from "./none/none";
 export { awsProvisioner, type AwsProvisionerOptions } from "./aws/aws-provisioner";
 export type { RetryPolicy } from "./aws/ec2-retry";
-export { ocpStaticProvisioner } from "./kubernetes/ocp-static";
-export { ocpDynamicProvisioner, automaticHost } from "./kubernetes/ocp-dynamic";
-export { ovnProvisioner, ovnObjectName, egressAssignableLabel } from "./kubernetes/ovn";
-export { antreaProvisioner, antreaObjectName } from "./kubernetes/antrea";
-export { ciliumProvisioner, ciliumObjectName } from "./kubernetes/cilium";
+export { ocpStaticProvisioner } from "./kubernetes/ocp-static/ocp-static";
+export { ocpDynamicProvisioner, automaticHost } from "./kubernetes/ocp-dynamic/ocp-dynamic";
+export { ovnProvisioner, ovnObjectName, egressAssignableLabel } from "./kubernetes/ovn/ovn";
+export { antreaProvisioner, antreaObjectName } from "./kubernetes/antrea/antrea";
+export { ciliumProvisioner, ciliumObjectName } from "./kubernetes/cilium/cilium";

@@ -1,4 +1,4 @@
-import { provisionerKinds } from "../provisioners/provisioner-config";
+import { provisionerKinds } from "../provisioners/config/provisioner-config";
 import { flag, integer, listOf, mapOf, record, text, type Shape } from "./input-shape";
 
 // The inputs each resource's `check` receives, by shape: what its class passes (user arguments and

@@ -1,5 +1,5 @@
 import * as pulumi from "@pulumi/pulumi";
-import type { ProvisionerConfig } from "../provisioners/provisioner-config";
+import type { ProvisionerConfig } from "../provisioners/config/provisioner-config";
 
 /** A config whose `kubeconfig` setting a program may give as an output. */
 type KubeconfigInput<C> = C extends { kind: string }

@@ -7,8 +7,8 @@ import { importProgram } from "../../provider/cli/import-program";
 import { IpAllocator, MemoryStore, RangeSet } from "../../provider/allocator";
 import type { OvnEgressIp } from "../../provider/provisioners/kubernetes/egress-view";
 import type { NamespaceFacts } from "../../provider/provisioners/kubernetes/namespace-addresses";
-import { readCiliumPolicyFacts } from "../../provider/provisioners/kubernetes/cilium-namespaces";
-import { readAntreaEgressFacts } from "../../provider/provisioners/kubernetes/antrea-namespaces";
+import { readCiliumPolicyFacts } from "../../provider/provisioners/kubernetes/cilium/cilium-namespaces";
+import { readAntreaEgressFacts } from "../../provider/provisioners/kubernetes/antrea/antrea-namespaces";
 import type { KubeObject } from "../../provider/kube/object-edit";
 
 const ipamAnnotation = "egressip-ipam-operator.redhat-cop.io/egressipam";

@@ -8,9 +8,9 @@
 // fails naming NEW rather than taking the address back.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
-import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
-import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium/cilium";
+import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn/ovn";
 import { ownersAnnotation } from "../../provider/provisioners/kubernetes/owners";
 import { changesOf, Harness } from "../support/harness";
 import { deleteClusterObjects, kube, testKubeconfig } from "../support/kube";

@@ -4,7 +4,7 @@
 // records the Node Antrea chose; a foreign Egress is never touched and its address never planned.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";

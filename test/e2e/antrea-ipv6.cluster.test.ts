@@ -6,7 +6,7 @@
 // to a Pod, and antrea-controller refuses the dual-stack egressIPs), in one stack and across two.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";

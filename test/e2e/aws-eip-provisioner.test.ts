@@ -19,7 +19,7 @@ import {
   elasticIpFor,
   elasticIpsProblems,
   type ElasticIpsSetting,
-} from "../../provider/provisioners/aws/aws-provisioner-config";
+} from "../../provider/provisioners/config/aws-provisioner-config";
 import {
   awsProvisioner,
   ownerTagValue,

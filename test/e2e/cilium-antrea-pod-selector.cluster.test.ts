@@ -7,8 +7,8 @@
 // lives beside it; destroy removes only each stack's own objects.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
-import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium/cilium";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";

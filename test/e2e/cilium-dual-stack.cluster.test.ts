@@ -7,7 +7,7 @@
 // at preview for an address of that family.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium/cilium";
 import { changesOf, Harness } from "../support/harness";
 import { kube, testKubeconfig } from "../support/kube";
 import { sdnWorld, type SdnWorld } from "../support/sdn-world";

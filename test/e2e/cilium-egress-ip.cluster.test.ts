@@ -14,7 +14,7 @@ import {
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ownerTagKey } from "../../provider/provisioners/aws/aws-provisioner";
-import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium/cilium";
 import { runCli } from "../support/cli";
 import { changesOf, Harness } from "../support/harness";
 import { kube, setNodeReady, testKubeconfig } from "../support/kube";

@@ -6,8 +6,8 @@
 // is clean again.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
-import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium/cilium";
 import { runCli } from "../support/cli";
 import { Harness } from "../support/harness";
 import { kube, testKubeconfig, uniqueName } from "../support/kube";

@@ -18,7 +18,8 @@ import {
   egressIpObjectIps,
 } from "../support/sdn-world";
 import { followAdvice, type AdviceEdit } from "../support/follow-advice";
-import { managedBy, ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
+import { managedBy } from "../../provider/provisioners/kubernetes/managed-by";
+import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn/ovn";
 
 type Pkg = typeof import("../../provider/index");
 const net = `10.25.${1 + Math.floor(Math.random() * 250)}`;

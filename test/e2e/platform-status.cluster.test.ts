@@ -4,7 +4,7 @@
 // writes and clears the status fields and events as they would.
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
 import type { Finding } from "../../provider/cli/drift";
 import { runCli } from "../support/cli";
 import { changesOf, Harness } from "../support/harness";

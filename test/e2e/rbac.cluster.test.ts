@@ -9,9 +9,9 @@ import * as path from "node:path";
 import { UnassignPrivateIpAddressesCommand } from "@aws-sdk/client-ec2";
 import * as k8s from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea";
-import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium";
-import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
+import { antreaObjectName } from "../../provider/provisioners/kubernetes/antrea/antrea";
+import { ciliumObjectName } from "../../provider/provisioners/kubernetes/cilium/cilium";
+import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn/ovn";
 import { runCli } from "../support/cli";
 import {
   createWorld,

@@ -145,6 +145,20 @@ describe("the cycle check (scripts/check-import-graph.mjs)", () => {
     expect(out.stderr).not.toMatch(/import cycle between files/);
   });
 
+  it("fails on a folder's own file that imports one of its sub-folders, and lets its index.ts", () => {
+    const dir = plant({
+      "provisioners/factory.ts": `import { ovn } from "./kubernetes/ovn";\nexport const f = ovn;`,
+      "provisioners/index.ts": `export { ovn } from "./kubernetes/ovn";`,
+      "provisioners/kubernetes/ovn.ts": `export const ovn = 1;`,
+    });
+    const out = run(dir);
+    expect(out.status).toBe(1);
+    expect(out.stderr).toMatch(
+      /provisioners\/factory\.ts imports .*provisioners\/kubernetes\/ovn\.ts: a folder's own files import none of its sub-folders \(kubernetes\/\)/,
+    );
+    expect(out.stderr).not.toMatch(/provisioners\/index\.ts imports/);
+  });
+
   it("fails on a folder that is in no layer", () => {
     const dir = plant({
       "extras/x.ts": `import { a } from "../core/a";`,

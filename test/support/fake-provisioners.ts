@@ -4,13 +4,13 @@
 //   vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
 //     (await import("../../support/fake-provisioners")).withFakes(await original()));
 //   fakeProvisioner("ovn", () => fake);
-import type * as factory from "../../provider/provisioners/create-provisioner";
+import type * as factory from "../../provider/provisioners/factory/create-provisioner";
 import type { EgressIPProvisioner } from "../../provider/provisioners/egress-ip-provisioner";
 import {
   provisionerConfigProblems,
   withoutInstanceSettings,
   type ScopedProvisionerConfig,
-} from "../../provider/provisioners/provisioner-config";
+} from "../../provider/provisioners/config/provisioner-config";
 
 type Make = (config: ScopedProvisionerConfig) => EgressIPProvisioner;
 const fakes = new Map<string, Make>();

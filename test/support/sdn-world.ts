@@ -11,7 +11,7 @@ import {
   uniqueName,
   type NodeSpec,
 } from "./kube";
-import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn";
+import { ovnObjectName } from "../../provider/provisioners/kubernetes/ovn/ovn";
 
 /** One Node of a world; `hostSubnet: false` leaves it without one (not part of the SDN). */
 export interface WorldNode extends Partial<NodeSpec> {

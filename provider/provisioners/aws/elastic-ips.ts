@@ -1,5 +1,5 @@
 import { IpamError } from "../../core/ipam-error";
-import { elasticIpFor, type ElasticIpsSetting } from "./aws-provisioner-config";
+import { elasticIpFor, type ElasticIpsSetting } from "../config/aws-provisioner-config";
 import type { Ec2, ElasticIp, Eni } from "./ec2";
 import { ec2Failure } from "./ec2-failure";
 import { ec2ErrorCode } from "./ec2-retry";

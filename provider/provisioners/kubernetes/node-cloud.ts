@@ -3,7 +3,7 @@ import { shown } from "../../core/text";
 import type { KubeClients } from "../../kube/kube-config";
 import { isNotFound, kubeFailure } from "../../kube/kube-errors";
 import { awsProvisioner } from "../aws/aws-provisioner";
-import type { AwsProvisionerConfig } from "../aws/aws-provisioner-config";
+import type { AwsProvisionerConfig } from "../config/aws-provisioner-config";
 import type { AdoptPresent, EgressIPProvisioner, Placement } from "../egress-ip-provisioner";
 import type { KubeNode } from "./nodes";
 

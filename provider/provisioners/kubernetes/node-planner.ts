@@ -3,7 +3,7 @@ import { leastLoaded } from "../least-loaded";
 import { shared } from "../../core/process-registry";
 import { readEgressView, type EgressView } from "./egress-view";
 import { capacityFor, NodeInventory, subnetFits, type KubeNode } from "./nodes";
-import { defaultZoneLabel, type KubeProvisionerConfig } from "./kube-provisioner-config";
+import { defaultZoneLabel, type KubeProvisionerConfig } from "../config/kube-provisioner-config";
 
 /**
  * Where addresses are, as the platform reports them: address → node, and address → the group it

@@ -3,9 +3,13 @@ import { resolvePoolRef } from "../pool/shared-pool-ref";
 import type * as pulumi from "@pulumi/pulumi";
 import { poolSubnets } from "../pool/pool-spec";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
-import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
+import {
+  callSignal,
+  provisionerFailures,
+  provisionerFor,
+} from "../../provisioners/factory/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
-import { withInstanceSettings } from "../../provisioners/provisioner-config";
+import { withInstanceSettings } from "../../provisioners/config/provisioner-config";
 import { newOwnerId } from "../../ledger/stack/owner-identity";
 import { assertProvisionerCluster, pinProvisionerCluster, placementSettings } from "../provisioner-cluster";
 import { shapeFailures } from "../input-shape";

@@ -1,13 +1,22 @@
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
 import { holderName } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
-import { canonicalAddress, familyOfText, IpamError, isIpamError } from "../../allocator";
-import { kubeKinds } from "../../provisioners/kubernetes/kube-provisioner-config";
-import { labelProblems } from "../../provisioners/kubernetes/label-syntax";
-import { withInstanceSettings, type ScopedProvisionerConfig } from "../../provisioners/provisioner-config";
+import { IpamError, isIpamError } from "../../allocator";
+import { kubeKinds } from "../../provisioners/config/kube-provisioner-config";
+import { labelProblems } from "../../provisioners/config/label-syntax";
+import {
+  withInstanceSettings,
+  type ScopedProvisionerConfig,
+} from "../../provisioners/config/provisioner-config";
 import { withoutProvider, type Props, type ProviderImpl } from "../provider-props";
-import { noUsableAnswer } from "../../provisioners/no-usable-answer";
-import { callSignal, provisionerFailures, provisionerFor } from "../../provisioners/provisioner-cache";
+import { noUsableAnswer } from "../../provisioners/factory/no-usable-answer";
+import { placementProblems } from "../../provisioners/factory/placement-problems";
+import { placementRequest, type PlacementRequest } from "../../provisioners/placement-request";
+import {
+  callSignal,
+  provisionerFailures,
+  provisionerFor,
+} from "../../provisioners/factory/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { newOwnerId } from "../../ledger/stack/owner-identity";
 import {
@@ -18,7 +27,7 @@ import {
 import { shapeFailures } from "../input-shape";
 import type { AdoptPresent, EgressIPProvisioner } from "../../provisioners/egress-ip-provisioner";
 import { egressIpAssignmentInputs } from "../resource-inputs";
-import { elasticIpFor } from "../../provisioners/aws/aws-provisioner-config";
+import { elasticIpFor } from "../../provisioners/config/aws-provisioner-config";
 import { withTakenAdvice } from "./taken-address-advice";
 
 const whatOf = (props: Props) => `EgressIpAssignment ${String(props.owner)} (egress IP ${String(props.ip)})`;
@@ -114,9 +123,12 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
       ),
     );
   }
-  let ip = news.ip;
+  let request: PlacementRequest | undefined;
   try {
-    ip = canonicalAddress(String(news.ip));
+    request = placementRequest(String(news.ip), holderName(String(news.owner), news.failureDomain), {
+      namespace: (news.namespace as string | undefined) || undefined,
+      podSelector: (news.podSelector as Record<string, string> | undefined) || undefined,
+    });
   } catch (e) {
     failures.push(failureOf("ip", e));
   }
@@ -149,16 +161,10 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
     for (const reason of labelProblems("podSelector", news.podSelector as Record<string, unknown>))
       failures.push(inputFailure("podSelector", reason));
   }
-  if ((kind === "ocp-static" || kind === "ocp-dynamic") && familyOfText(String(ip)) === "ipv6") {
-    failures.push(
-      inputFailure(
-        "ip",
-        `${String(ip)} is an IPv6 address, and OpenShift SDN (${kind}) places IPv4 egress addresses only: ` +
-          `take this namespace's addresses from an IPv4 pool (families: "ipv4" on a dual-stack one), or move it to ovn`,
-      ),
-    );
-  }
-  if (failures.length > 0) return { inputs: news, failures };
+  if (request)
+    for (const reason of placementProblems(kind, request)) failures.push(inputFailure("ip", reason));
+  if (failures.length > 0 || !request) return { inputs: news, failures };
+  const { ip } = request;
   if (news.provisioner?.kind !== "none") {
     // Who this assignment is in the owner records where it puts its address (the namespace's
     // NetNamespace or EgressIP object, the interface's tag on AWS): the stack's identity (never
@@ -181,19 +187,16 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   // Before any call: the provisioner's context must still point at the cluster the address is on.
   const elsewhere = pinProvisionerCluster(olds, news, provisioner, whatOf({ ...news, ip }));
   if (elsewhere) return { inputs: news, failures: [elsewhere] };
-  // What the address may not share (another EgressIp's pods, the other family of Antrea's Pods) is
-  // the program's to change, whatever room the hosts have: refused before a host is chosen, so the
-  // refusal does not hang on which of two new assignments the engine checks first.
-  if (provisioner.refuseShared) {
-    try {
-      await provisioner.refuseShared(
-        holderName(String(news.owner), news.failureDomain),
-        String(ip),
-        callSignal(),
-      );
-    } catch (e) {
-      return { inputs: news, failures: [failureOf("provisioner", e, "PROVISIONER_FAILED")] };
-    }
+  // What the platform cannot give the address, a hand-made object it cannot take over, what it may
+  // not share (another EgressIp's pods, the other family of Antrea's Pods): the program's to change,
+  // whatever room the hosts have; refused before a host is chosen, so the refusal does not hang on
+  // which of two new assignments the engine checks first.
+  try {
+    await provisioner.validate?.(request, callSignal());
+    await provisioner.adoptable?.(request, callSignal());
+    await provisioner.conflicts?.(request, callSignal());
+  } catch (e) {
+    return { inputs: news, failures: [failureOf("provisioner", e, "PROVISIONER_FAILED")] };
   }
   const samePlace = olds.ip === ip && olds.failureDomain === news.failureDomain && Boolean(olds.host);
   let host: string | undefined = news.pinnedHost ?? (samePlace ? olds.host : undefined);

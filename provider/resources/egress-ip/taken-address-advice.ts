@@ -3,7 +3,7 @@ import { errorMessage } from "../../core/failure";
 import { ownKind } from "../../core/resource-types";
 import { readRecord, type AllocationRecord } from "../../ledger/stack/allocation-record";
 import { exportStackResources, type CheckpointResource } from "../../ledger/stack/stack-checkpoint";
-import { provisionerFor } from "../../provisioners/provisioner-cache";
+import { provisionerFor } from "../../provisioners/factory/provisioner-cache";
 import { takenAddressOf, type TakenAddress } from "../../provisioners/taken-address";
 import { poolOfDefinition } from "../pool/canonical-definition";
 import { sharedLedgerFor } from "../pool/ledger-option";

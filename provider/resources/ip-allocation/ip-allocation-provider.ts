@@ -27,7 +27,7 @@ import { createHash, randomUUID } from "node:crypto";
 import { holdersAhead, poolName, readQueue, unknownAhead, usedAddresses } from "../pool/pool-queue";
 import { hasUnknown } from "../../core/unknowns";
 import { shapeFailures } from "../input-shape";
-import { provisionerFailures } from "../../provisioners/provisioner-cache";
+import { provisionerFailures } from "../../provisioners/factory/provisioner-cache";
 import { ipAllocationInputs } from "../resource-inputs";
 import { adoptedAddress, describeAddress } from "../pool/adopted-address";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";

@@ -1,8 +1,8 @@
 import { IpamError } from "../../core/ipam-error";
 import { addressFamily } from "../../allocator/address";
 import type { NamespaceAddress } from "../../provisioners/egress-ip-provisioner";
-import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
-import { callSignal, provisionerFor } from "../../provisioners/provisioner-cache";
+import type { ProvisionerConfig } from "../../provisioners/config/provisioner-config";
+import { callSignal, provisionerFor } from "../../provisioners/factory/provisioner-cache";
 import type { ResolvedPool } from "./pool-spec";
 
 /** Where an allocation adopts its address from (set by an EgressIp with `adopt: true`). */

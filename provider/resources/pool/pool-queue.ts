@@ -1,5 +1,5 @@
 import { IpamError } from "../../core/ipam-error";
-import type { ProvisionerConfig } from "../../provisioners/provisioner-config";
+import type { ProvisionerConfig } from "../../provisioners/config/provisioner-config";
 import type { PlanRequest } from "../../ledger/ledger";
 import { forget, shared } from "../../core/process-registry";
 import { checkRequestable, poolChooser, poolOfFamily, poolSubnets, type ResolvedPool } from "./pool-spec";
@@ -7,7 +7,7 @@ import { decodeHolders, type QueuedHolder } from "./pool-queue-codec";
 import { isQueueFileRef, readQueueFile, type QueueFileRef } from "./pool-queue-file";
 import { errorMessage } from "../../core/failure";
 import type { Props } from "../provider-props";
-import { provisionerFor } from "../../provisioners/provisioner-cache";
+import { provisionerFor } from "../../provisioners/factory/provisioner-cache";
 import { hasUnknown } from "../../core/unknowns";
 import { adoptedAddress } from "./adopted-address";
 import { queuedBlockRequest } from "./pool-blocks";

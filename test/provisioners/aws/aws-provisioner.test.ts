@@ -13,9 +13,9 @@ import {
   ownerTagValue,
   type AwsProvisionerOptions,
 } from "../../../provider/provisioners/aws/aws-provisioner";
-import { createProvisioner } from "../../../provider/provisioners/create-provisioner";
+import { createProvisioner } from "../../../provider/provisioners/factory/create-provisioner";
 import type { AdoptPresent, EgressIPProvisioner } from "../../../provider/provisioners/egress-ip-provisioner";
-import { provisionerConfigProblems } from "../../../provider/provisioners/provisioner-config";
+import { provisionerConfigProblems } from "../../../provider/provisioners/config/provisioner-config";
 import { startFaultProxy, type FaultProxy } from "../../support/ec2-fault-proxy";
 import {
   createWorld,

@@ -3,7 +3,7 @@ import type { EgressIPProvisioner } from "../../../provider/provisioners";
 import { fakeProvisioner } from "../../support/fake-provisioners";
 import { cidrAssignmentProvider as provider } from "../../../provider/resources/cidr-assignment/cidr-assignment-provider";
 
-vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
+vi.mock("../../../provider/provisioners/factory/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
 // The stack's identity, without a `pulumi stack export` of a stack that does not exist here.

@@ -4,7 +4,7 @@ import { fakeProvisioner } from "../../support/fake-provisioners";
 import { IpamError } from "../../../provider/core/ipam-error";
 import { egressIpAssignmentProvider as provider } from "../../../provider/resources/egress-ip/egress-ip-assignment-provider";
 
-vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
+vi.mock("../../../provider/provisioners/factory/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
 // The stack's identity, without a `pulumi stack export` of a stack that does not exist here.
@@ -24,7 +24,7 @@ let failNextAdd: Error | undefined;
 let failNextCheck: Error | undefined;
 let refusal: Error | undefined;
 const fake: EgressIPProvisioner = {
-  async refuseShared() {
+  async conflicts() {
     if (refusal) throw refusal;
   },
   async findHostForNewIP(domain) {

@@ -9,7 +9,7 @@ import { encodeHolder, urnPrefix } from "../../../provider/resources/pool/pool-q
 import { QueueFileWriter, type QueueFileRef } from "../../../provider/resources/pool/pool-queue-file";
 import { readRecord } from "../../../provider/ledger/stack/allocation-record";
 
-vi.mock("../../../provider/provisioners/create-provisioner", async (original) =>
+vi.mock("../../../provider/provisioners/factory/create-provisioner", async (original) =>
   (await import("../../support/fake-provisioners")).withFakes(await original()),
 );
 
