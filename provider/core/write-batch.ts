@@ -1,4 +1,4 @@
-import { shared } from "./process-registry";
+import { forget, shared } from "./process-registry";
 
 // Changes to one object, made by many operations of one process at once (a deployment's parallel
 // checks), written together: while a write of the object is in flight, the changes that arrive
@@ -51,7 +51,10 @@ export function writeBatched<I, R, C = never>(
     q.pending.push({ item, done, fail });
     if (q.draining) return;
     q.draining = true;
-    void drain(q, writer);
+    void drain(q, writer).then(() => {
+      // Idle and nothing kept: the next change makes a new queue (a process may touch many objects).
+      if (!q.draining && q.cache === undefined) forget(`write-batch:${kind}`, key);
+    });
   });
 }
 
