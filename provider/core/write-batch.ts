@@ -7,6 +7,14 @@ import { forget, shared } from "./process-registry";
 // and a conflict with another process is retried once for the whole batch. The quota counters
 // (quota-counter.ts) and the block markers (block-markers.ts) both write through it.
 
+/**
+ * How long a batch keeps retrying when its object changed under it (409): every conflict is another
+ * process's write landing, so a batch waits its turn (doubling backoff) rather than failing all its
+ * callers after 8 attempts; only an object that changes under it for this long fails them
+ * (CONFLICT). Passed as `budgetMs` to the Kubernetes layer's retryOnConflict.
+ */
+export const batchRetryBudgetMs = 30_000;
+
 /** One change waiting in a {@link WriteQueue}, with how to answer its caller. */
 export interface Queued<I, R> {
   item: I;

@@ -1,6 +1,6 @@
 import { randomBytes } from "node:crypto";
 import { IpamError } from "../../core/ipam-error";
-import { writeBatched } from "../../core/write-batch";
+import { batchRetryBudgetMs, writeBatched } from "../../core/write-batch";
 import { retryOnConflict } from "../../kube/conflict-retry";
 import { describeEntry } from "../held-entry";
 import { isLive, type Claim } from "./claim-store";
@@ -40,13 +40,6 @@ export class MarkerConflict extends Error {
   }
 }
 
-/**
- * How long a batch keeps retrying when the marker changed under it (409): every conflict is another
- * process's write landing, so the batch waits its turn (doubling backoff) rather than failing its
- * checks after 8 attempts; only a marker that changes under it for this long fails them (CONFLICT).
- */
-export const markerRetryBudgetMs = 30_000;
-
 /** A value new at every registration, so that every registration changes its marker. */
 const nonce = (): string => randomBytes(6).toString("hex");
 /** The uid part of a token. */
@@ -57,7 +50,7 @@ export const uidOf = (token: string): string => token.slice(0, token.indexOf("/"
  * meanwhile. Resolves undefined when it took effect (or had none to take), or with why it was
  * refused: a MarkerConflict naming a live claim or hold of the block (a registration), or IpamError
  * LEDGER_FULL when the marker would outgrow the object limit (a registration of a new entry).
- * @throws LEDGER_UNAVAILABLE; CONFLICT after {@link markerRetryBudgetMs} of lost writes.
+ * @throws LEDGER_UNAVAILABLE; CONFLICT after {@link batchRetryBudgetMs} of lost writes.
  */
 export function changeMarker(
   store: MarkerStore,
@@ -110,7 +103,7 @@ function writeMarker(block: string, batch: Queued[]): Promise<(Error | undefined
       } else await store.replace(block, at.marker.resourceVersion, children);
       return results;
     },
-    { budgetMs: markerRetryBudgetMs },
+    { budgetMs: batchRetryBudgetMs },
   );
 }
 

@@ -1,7 +1,7 @@
 import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
 import { IpamError } from "../../core/ipam-error";
-import { writeBatched, type WriteQueue } from "../../core/write-batch";
+import { batchRetryBudgetMs, writeBatched, type WriteQueue } from "../../core/write-batch";
 import { retryOnConflict } from "../../kube/conflict-retry";
 import { isAlreadyExists, isConflict, isNotFound } from "../../kube/kube-errors";
 import { entryCost, quotaExceeded, quotaGroupOf, type QuotaGroup } from "../quota-rules";
@@ -218,19 +218,23 @@ export class QuotaCounters {
   ): Promise<(IpamError | undefined)[]> {
     // A drop must see what is there: no answer from the cache, where it may not be yet.
     const fresh = batch.some((b) => b.op.kind === "drop");
-    return retryOnConflict(`counting the entries of ${group.rule} in ${this.what}`, async (n) => {
-      // The cache saves a read while this process is the counter's only writer; when it is stale,
-      // the write fails and the counter is read at once (no backoff: no one else lost to this one).
-      for (let cached = n === 1 && !fresh && q.cache !== undefined; ; cached = false) {
-        const read = cached ? q.cache! : await this.read(name);
-        q.cache = read;
-        try {
-          return await this.change(q, name, group, terms, batch, read);
-        } catch (e) {
-          if (!cached || !isConflict(e)) throw e;
+    return retryOnConflict(
+      `counting the entries of ${group.rule} in ${this.what}`,
+      async (n) => {
+        // The cache saves a read while this process is the counter's only writer; when it is stale,
+        // the write fails and the counter is read at once (no backoff: no one else lost to this one).
+        for (let cached = n === 1 && !fresh && q.cache !== undefined; ; cached = false) {
+          const read = cached ? q.cache! : await this.read(name);
+          q.cache = read;
+          try {
+            return await this.change(q, name, group, terms, batch, read);
+          } catch (e) {
+            if (!cached || !isConflict(e)) throw e;
+          }
         }
-      }
-    });
+      },
+      { budgetMs: batchRetryBudgetMs },
+    );
   }
 
   private async change(
