@@ -14,7 +14,7 @@ import {
 import { readRecord } from "../ledger/stack/allocation-record";
 import { shellCommand, shown } from "../core/text";
 import { PoolDefinitions } from "../ledger/kubernetes/pool-definition";
-import { configMapLimit, objectSizes } from "../ledger/kubernetes/object-sizes";
+import { objectLimit, objectSizes } from "../ledger/kubernetes/object-sizes";
 import { CliError, exitCodes } from "./cli-error";
 import { compareEntries, compareHolders, type Holder } from "./holder";
 import { usage, type PoolUsage, type SharedView } from "./pool-usage";
@@ -104,7 +104,7 @@ export async function ledgerUsage(
       .filter((c) => c.state === "hold" && !isLive(c, now))
       .sort((a, b) => compareEntries(a.ip, b.ip))
       .map((c) => ({ ip: c.ip, stack: c.stack, owner: c.owner, lapsed: new Date(c.expires).toISOString() })),
-    largest: { ...sizes[0]!, limit: configMapLimit, objects: sizes.length },
+    largest: { ...sizes[0]!, limit: objectLimit(), objects: sizes.length },
   };
 }
 

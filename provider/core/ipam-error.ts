@@ -59,6 +59,12 @@
  *   (`pulumi stack export` failed) or a shared pool's API server (unreachable, forbidden); nothing
  *   was allocated. The last two come from the ledger layer, never from the allocator itself. Do:
  *   make the backend or API server reachable with the permission the message names, then run again.
+ * - `LEDGER_FULL`: a shared pool's ledger object that lists entries would grow past what one object
+ *   may hold (a ConfigMap, 1 MiB): the marker of the block at the pool's `prefixLengths.min` around
+ *   the entry, or the quota counter of the stack's group (the message names the object, how many
+ *   entries it lists and its bytes). Nothing was held. Do: release entries inside that block or of
+ *   that group; or ask the pool's owner for a `prefixLengths` rule whose `min` is a smaller block,
+ *   or for narrower quota patterns that split the group.
  * - `STACK_MISMATCH`: in a YAML, Python or Go program, the checkpoint read as the stack of a
  *   resource is another stack of the same name: it holds neither the resource (one the engine has
  *   state of) nor the stack's root resource (at a create), or the backend has no stack of that name;
@@ -145,6 +151,7 @@ export type IpamErrorCode =
   | "NO_STORAGE"
   | "LOCK_TIMEOUT"
   | "LEDGER_UNAVAILABLE"
+  | "LEDGER_FULL"
   | "STACK_MISMATCH"
   | "CONFLICT"
   | "ADDRESS_IN_USE"

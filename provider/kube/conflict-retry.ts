@@ -10,6 +10,12 @@ export interface ConflictRetryPolicy {
   baseMs: number;
   /** Largest backoff (default 2 s). */
   maxMs: number;
+  /**
+   * Keep retrying past `attempts` while less than this has passed since the first attempt (default
+   * 0: `attempts` alone bounds it). For a batch of many callers' changes to one object: every 409 is
+   * another writer's success, so losing often is progress elsewhere, not a reason to fail them all.
+   */
+  budgetMs?: number;
 }
 
 /** The default: 8 attempts, 50 ms doubling to at most 2 s, full jitter (about 5 s at worst). */
@@ -32,12 +38,13 @@ export async function retryOnConflict<T>(
     baseMs: p.baseMs,
     maxMs: p.maxMs,
     ...(signal ? { signal } : {}),
-    retryable: (err, n) => {
+    retryable: (err, n, _delay, elapsed) => {
       if (!isConflict(err)) return false;
-      if (n >= p.attempts) {
+      if (n >= p.attempts && elapsed >= (p.budgetMs ?? 0)) {
         throw new IpamError(
           "CONFLICT",
-          `${what}: the object changed under ${n} attempts in a row (409 Conflict each time); ` +
+          `${what}: the object changed under ${n} attempts in a row (409 Conflict each time` +
+            `${p.budgetMs ? `, ${Math.round(elapsed / 1000)} s` : ""}); ` +
             `another writer is updating it constantly: try again, or find that writer`,
         );
       }

@@ -1,4 +1,4 @@
-/* global require */
+/* global require, __dirname */
 // A second (third, …) process for the shared-pool tests: it takes commands as JSON lines on stdin
 // and answers each with one JSON line on stdout. It loads the package as users get it (the consumer
 // project's installed copy) and reaches the test cluster through KUBECONFIG.
@@ -7,8 +7,12 @@
 //   {"op":"unlock"}                                                    → {"ok":true}
 //   {"op":"plan", namespace, pool, subnet, stack, count}               → {"ok":true,"ips":[…]}
 //   {"op":"bench", namespace, pool, subnet, stack, count, concurrency, reserve?}
-//                                      → {"ok":true,"latencies":[ms…],"ips":[…],"wallMs":…}
-//                                      (plan and reserve per allocation; plan only with reserve: false)
+//                                      → {"ok":true,"latencies":[ms…],"ips":[…],"wallMs":…,"writes":{…}}
+//                                      (plan and reserve per allocation; plan only with reserve: false;
+//                                      writes: the API writes it made, counting-clients.ts)
+//   {"op":"cycle", namespace, pool, subnet, stack, count, concurrency, window}
+//                                      → {"ok":true,"held":[…],"wallMs":…,"writes":{…}}
+//                                      (count allocations, each released once `window` newer ones are held)
 //   {"op":"churn", namespace, pool, subnet, stack, count, attempts, signalAt} → {"ok":true,"ips":[…],"errors":{code:n}}
 //                                      (prints {"progress":signalAt} on the way)
 //   {"op":"blocks", namespace, pool, subnet | range, stack, lengths, reserve?} → {"ok":true,"blocks":[…],"errors":[…]}
@@ -31,6 +35,7 @@ const { ClaimStore } = load("ledger/kubernetes/claim-store.js");
 const { kubeClients } = load("kube/kube-config.js");
 const { poolChooser, resolvePool } = load("resources/pool/pool-spec.js");
 const { nextFreeBlock } = load("allocator/index.js");
+const { countingClients } = require(path.join(__dirname, "counting-clients.ts"));
 
 const clients = kubeClients({ context: process.env.KUBE_CONTEXT || undefined });
 let locker;
@@ -73,8 +78,10 @@ const ops = {
   // the latency of each and the wall time of all.
   async bench(c) {
     const { pool } = resolvePool({ ranges: [{ subnet: c.subnet }] });
+    const counting = countingClients(clients);
     const ledger = kubeLedger({
       stack: c.stack,
+      clients: counting.clients,
       ledger: { name: c.pool, namespace: c.namespace, lockDuration: 10_000, lockAcquireTimeout: 120_000 },
     });
     const choose = poolChooser(pool);
@@ -93,7 +100,36 @@ const ops = {
     };
     const ips = [];
     await Promise.all(Array.from({ length: c.concurrency }, lane));
-    return { latencies, ips, wallMs: performance.now() - started };
+    return { latencies, ips, wallMs: performance.now() - started, writes: counting.counts };
+  },
+  // Allocations (plan, then reserve) `concurrency` at a time, each released once `window` newer
+  // ones are held: a pool's churn over time. What is held at the end, and the writes of it all.
+  async cycle(c) {
+    const { pool } = resolvePool({ ranges: [{ subnet: c.subnet }] });
+    const counting = countingClients(clients);
+    const ledger = kubeLedger({
+      stack: c.stack,
+      clients: counting.clients,
+      ledger: { name: c.pool, namespace: c.namespace, lockDuration: 10_000, lockAcquireTimeout: 120_000 },
+    });
+    const choose = poolChooser(pool);
+    const held = [];
+    let next = 0;
+    const started = performance.now();
+    const lane = async () => {
+      while (next < c.count) {
+        const owner = `urn:pulumi:b::p::egress-ipam:IpAllocation::c${next++}`;
+        const plan = await ledger.plan({ pool: "p", owner, choose, count: 1 });
+        await ledger.reserve("p", owner, plan);
+        held.push({ owner, ip: plan.ips[0] });
+        if (held.length > c.window) {
+          const old = held.shift();
+          await ledger.release("p", old.owner, [old.ip]);
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: c.concurrency }, lane));
+    return { held: held.map((h) => h.ip), wallMs: performance.now() - started, writes: counting.counts };
   },
   // Allocations one after another that survive API-server outages: a failed allocation is tried
   // again with the same owner (as the next `up` would), up to `attempts` times.

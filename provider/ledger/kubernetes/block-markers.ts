@@ -1,7 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { retryOnConflict } from "../../kube/conflict-retry";
-import { describeEntry } from "../held-entry";
-import { isLive, type Claim } from "./claim-store";
+import { isLive } from "./claim-store";
+import { changeMarker, MarkerConflict, uidOf, type MarkerChange } from "./marker-batch";
 import { ancestorsOf, type LengthRange } from "./marker-range";
 import type { Marker, MarkerStore } from "./marker-store";
 
@@ -11,24 +9,7 @@ import type { Marker, MarkerStore } from "./marker-store";
 // object, and AlreadyExists or a stale resourceVersion decides which one wins, whatever the timing
 // and whatever the Lease says. The argument, race by race, is in docs/shared-pools.md ("Blocks").
 
-/**
- * An entry cannot be held because a claim or hold of another entry overlaps it: a block around it
- * (`around`), or an entry inside it listed in the marker at its own name.
- */
-export class MarkerConflict extends Error {
-  constructor(
-    readonly entry: string,
-    readonly holder: Claim,
-    readonly around: boolean,
-  ) {
-    super(`${describeEntry(entry)} overlaps ${describeEntry(holder.ip)}, which is held`);
-  }
-}
-
-/** A value new at every registration, so that every registration changes its marker. */
-const nonce = (): string => randomBytes(6).toString("hex");
-/** The uid part of a token. */
-const uidOf = (token: string): string => token.slice(0, token.indexOf("/"));
+export { MarkerConflict } from "./marker-batch";
 
 /**
  * The marker protocol of one pool: registering an entry in the markers around it, taking that back,
@@ -59,31 +40,8 @@ export class BlockMarkers {
    *   CONFLICT.
    */
   async register(entry: string, uid: string, range: LengthRange, fresh: boolean): Promise<void> {
-    const blocks = ancestorsOf(entry, range);
-    const results = await Promise.allSettled(blocks.map((b) => this.registerAt(b, entry, uid, fresh)));
-    const failed = results.find((r) => r.status === "rejected");
-    if (failed) throw failed.reason;
-  }
-
-  private registerAt(block: string, entry: string, uid: string, fresh: boolean): Promise<void> {
-    return retryOnConflict(`registering ${describeEntry(entry)} in the marker of ${block}`, async () => {
-      const token = `${uid}/${nonce()}`;
-      const at = await this.store.read(block);
-      if (!at) {
-        if (await this.store.create(block, { [entry]: token })) return;
-        throw Object.assign(new Error(`${block} was created meanwhile`), { code: 409 });
-      }
-      if (at.kind === "claim") {
-        if (isLive(at.claim, this.now())) throw new MarkerConflict(entry, at.claim, true);
-        // A lapsed hold of the block: anyone may take it over; its owner's next write finds a marker.
-        await this.store.replace(block, at.claim.resourceVersion, { [entry]: token });
-        this.forget(block);
-        return;
-      }
-      const m = at.marker;
-      if (!fresh && uidOf(m.children[entry] ?? "") === uid) return;
-      await this.store.replace(block, m.resourceVersion, { ...m.children, [entry]: token });
-    });
+    const change = { kind: "register", entry, uid, fresh } as const;
+    await this.changeAll(ancestorsOf(entry, range), change);
   }
 
   /**
@@ -93,20 +51,18 @@ export class BlockMarkers {
    */
   async release(entry: string, uid: string, range: LengthRange | undefined, except?: string): Promise<void> {
     const blocks = ancestorsOf(entry, range).filter((b) => b !== except);
-    await Promise.all(blocks.map((b) => this.remove(b, entry, (token) => uidOf(token) === uid)));
+    await this.changeAll(blocks, { kind: "remove", entry, uid });
   }
 
-  private remove(block: string, entry: string, match: (token: string) => boolean): Promise<void> {
-    return retryOnConflict(`removing ${describeEntry(entry)} from the marker of ${block}`, async () => {
-      const at = await this.store.read(block);
-      if (at?.kind !== "marker") return;
-      const token = at.marker.children[entry];
-      if (token === undefined || !match(token)) return;
-      const { [entry]: _gone, ...rest } = at.marker.children;
-      // A registration since changed the resourceVersion: the delete fails and the marker stays.
-      if (Object.keys(rest).length === 0) await this.store.delete(at.marker);
-      else await this.store.replace(block, at.marker.resourceVersion, rest);
-    });
+  /** Applies `change` to the marker of each of `blocks` at once (each with this process's other changes to it). */
+  private async changeAll(blocks: string[], change: MarkerChange): Promise<void> {
+    const results = await Promise.allSettled(
+      blocks.map((b) => changeMarker(this.store, b, change, this.forget, this.now)),
+    );
+    for (const r of results) {
+      if (r.status === "rejected") throw r.reason;
+      if (r.value) throw r.value;
+    }
   }
 
   /**

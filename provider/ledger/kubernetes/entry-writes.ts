@@ -28,7 +28,19 @@ import { groupOf, QuotaCounters } from "./quota-counter";
 // (quota-counter.ts) in the same order: a new object is created as a lapsed hold (it counts
 // nowhere), registered, then written as what it is; an object that exists registers before it is
 // written (nothing to do when it is listed already and keeps its stack). Without quotas, the writes
-// are the same as without this paragraph.
+// are the same as without this paragraph. The counter and the markers are registered at once: each
+// only has to land before the write that makes the object live (or writes it again).
+
+/**
+ * Waits for an entry's quota registration and its marker registrations (`false`: none), made at
+ * once: neither depends on the other, only the write that makes the object live (or writes it
+ * again) on both. The quota's refusal first when both fail.
+ */
+async function both(quota: Promise<void>, markers: Promise<void> | false | undefined): Promise<void> {
+  const [q, m] = await Promise.allSettled([quota, markers || undefined]);
+  if (q.status === "rejected") throw q.reason;
+  if (m.status === "rejected") throw m.reason;
+}
 
 /** Entry writes of one pool (see the file's comment). */
 export interface EntryWrites {
@@ -99,8 +111,10 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
     const r = await rule();
     try {
       refuseBlock(entry, r);
-      await quotas.register(r.quotas, entry, created, fields, "new");
-      if (r.markers) await markers.register(entry, created.uid, r.markers, true);
+      await both(
+        quotas.register(r.quotas, entry, created, fields, "new"),
+        r.markers && markers.register(entry, created.uid, r.markers, true),
+      );
       return first === fields ? created : await store.replace(created, fields);
     } catch (e) {
       await remove(created).catch(() => undefined);
@@ -136,8 +150,10 @@ export function entryWrites(store: ClaimStore, what: string, forget: (entry: str
           existing.stackId === fields.stackId &&
           existing.nodeId === fields.nodeId &&
           existing.malformed === undefined;
-        await quotas.register(r.quotas, entry, existing, fields, kept ? "kept" : "moved");
-        if (r.markers) await markers.register(entry, existing.uid, r.markers, false);
+        await both(
+          quotas.register(r.quotas, entry, existing, fields, kept ? "kept" : "moved"),
+          r.markers && markers.register(entry, existing.uid, r.markers, false),
+        );
         return store.replace(existing, fields);
       }
       // The rule as last read decides how a hold is created (none read yet: as without quotas, which

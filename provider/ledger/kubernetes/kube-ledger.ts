@@ -149,7 +149,8 @@ export const defaultHoldDuration = 15 * 60_000;
  *   (else POOL_CHANGED).
  * - `release` deletes the owner's claims, preconditioned on their uid and resourceVersion.
  * - Every plan also deletes a few holds of other stacks that lapsed over 15 minutes ago, with their
- *   registrations (see lapsed-holds.ts), so abandoned previews do not grow the pool for good.
+ *   registrations (see lapsed-holds.ts), so abandoned previews do not grow the pool for good; after
+ *   it released the Lease (the deletes are preconditioned, and need no order).
  *
  * `pool` arguments are ignored: the ledger name identifies the pool across stacks. `adopt` takes
  * over addresses held by resources of the same stack only.
@@ -393,16 +394,24 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
         (error: unknown) => ({ error }),
       );
     }
-    await collectLapsed(claims);
+    uncollected = claims;
     return out;
   };
 
+  /** The view of the latest plan under the Lease, whose lapsed holds are still to be collected. */
+  let uncollected: readonly Claim[] | undefined;
+
   /**
-   * Deletes a few holds of other stacks that lapsed (see lapsed-holds.ts), under the Lease. This
+   * Deletes a few holds of other stacks that lapsed (see lapsed-holds.ts) among what the latest plan
+   * saw, once that plan released the Lease: each delete is preconditioned on what was read, as the
+   * CLI's collect is, so the Lease adds nothing but a wait for the planners queued behind it. This
    * stack's own are left to it: its next check renews them (a preview, then a late `up`) or its
    * pool's delete releases them. What cannot be collected now waits for a later plan.
    */
-  const collectLapsed = async (claims: readonly Claim[]): Promise<void> => {
+  const collectLapsed = async (): Promise<void> => {
+    const claims = uncollected;
+    uncollected = undefined;
+    if (!claims) return;
     const lapsed = lapsedHolds(claims, Date.now(), planCollectsAfterMs)
       .filter((c) => !ofStack(c, me))
       .slice(0, collectPerPlan);
@@ -519,12 +528,17 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
     me,
     what,
     // Requests of other stacks in this process (tests, tools) are planned as their own stack.
-    plan: (req) =>
-      batched(poolKey, locked, {
-        request: req,
-        group: `${me.stack}\u0000${me.stackId ?? ""}`,
-        runAll: planAll,
-      }),
+    plan: async (req) => {
+      try {
+        return await batched(poolKey, locked, {
+          request: req,
+          group: `${me.stack}\u0000${me.stackId ?? ""}`,
+          runAll: planAll,
+        });
+      } finally {
+        await collectLapsed();
+      }
+    },
 
     planAhead: async (requests) => {
       if (requests.length === 0) return;
@@ -540,6 +554,7 @@ export function kubeLedger(opts: KubeLedgerOptions): KubeLedger {
             claims.some((c) => tookFrom(c, me, req.owner)),
         ),
       );
+      await collectLapsed();
       // Their own checks report why they failed; but an unreachable ledger fails this check too.
       const unreachable = outcomes.find((o) => (o.error as { code?: string })?.code === "LEDGER_UNAVAILABLE");
       if (unreachable) throw unreachable.error;

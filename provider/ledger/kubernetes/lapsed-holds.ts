@@ -8,7 +8,7 @@ import type { Claim } from "./claim-store";
 import type { EntryWrites } from "./entry-writes";
 import { lapsedGraceMs } from "./quota-counter";
 
-/** How many lapsed holds one plan collects at most (it runs under the pool's Lease). */
+/** How many lapsed holds one plan collects at most (after it released the pool's Lease, before its check returns). */
 export const collectPerPlan = 8;
 
 /**

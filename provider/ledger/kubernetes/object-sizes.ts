@@ -11,6 +11,17 @@ import { ledgerUnavailable } from "./ledger-unavailable";
  */
 export const configMapLimit = 1024 * 1024;
 
+/**
+ * The most a marker or a quota counter may hold, by {@link dataBytes}: {@link configMapLimit}, or
+ * `EGRESS_IPAM_LEDGER_OBJECT_BYTES` where it is set (tests fill a pool past a small limit with it; a
+ * value that is no positive whole number, or over the ConfigMap limit, is ignored). A registration
+ * that would take one past it is refused (LEDGER_FULL) before it is written.
+ */
+export function objectLimit(): number {
+  const set = Number(process.env.EGRESS_IPAM_LEDGER_OBJECT_BYTES);
+  return Number.isInteger(set) && set > 0 && set < configMapLimit ? set : configMapLimit;
+}
+
 /** One object of a pool and the size of its data. */
 export interface ObjectSize {
   /** The ConfigMap's name. */

@@ -1,14 +1,15 @@
 import { createHash } from "node:crypto";
 import type * as k8s from "@kubernetes/client-node" with { "resolution-mode": "import" };
-import { errorMessage } from "../../core/failure";
 import { IpamError } from "../../core/ipam-error";
-import { shared } from "../../core/process-registry";
+import { batchRetryBudgetMs, writeBatched, type WriteQueue } from "../../core/write-batch";
 import { retryOnConflict } from "../../kube/conflict-retry";
 import { isAlreadyExists, isConflict, isNotFound } from "../../kube/kube-errors";
 import { entryCost, quotaExceeded, quotaGroupOf, type QuotaGroup } from "../quota-rules";
 import { addressOfClaimName, claimName, poolLabel, roleLabel, roles } from "./claim-names";
 import { isLive, type Claim, type ClaimStore } from "./claim-store";
 import { ledgerUnavailable } from "./ledger-unavailable";
+import { counterBytes, counterFull, counterTooLarge, keyBytes, refusedAsTooLarge } from "./counter-size";
+import { objectLimit } from "./object-sizes";
 import type { StoredQuotas } from "./marker-range";
 
 // The quotas of a shared pool, counted exactly: one counter object per quota group (a ConfigMap
@@ -98,22 +99,17 @@ type Op =
  */
 export type Registration = "new" | "kept" | "moved";
 
+/** A change waiting for its counter's next write in this process (see write-batch.ts). */
 interface Queued {
   op: Op;
   group: QuotaGroup;
   /** The quotas an admission is decided under (drops go with any). */
   terms?: StoredQuotas;
   counters: QuotaCounters;
-  done: (refusal: IpamError | undefined) => void;
-  fail: (e: unknown) => void;
 }
 
 /** One counter object's waiting changes in this process, and the counter as last read or written. */
-interface CounterQueue {
-  pending: Queued[];
-  draining: boolean;
-  cache?: Counter;
-}
+type CounterQueue = WriteQueue<Queued, IpamError | undefined, Counter>;
 
 /**
  * The quota counters of one pool: registering an entry's claim object in its group when the group
@@ -190,32 +186,26 @@ export class QuotaCounters {
     return { rule: cm.data?.rule ?? "", entries, resourceVersion: cm.metadata?.resourceVersion ?? "" };
   }
 
-  private enqueue(item: Omit<Queued, "counters" | "done" | "fail">): Promise<IpamError | undefined> {
+  private enqueue(item: Omit<Queued, "counters">): Promise<IpamError | undefined> {
     const name = counterName(this.store.pool, item.group);
     const key = `${this.store.clients.server}\u0000${this.store.namespace}\u0000${name}`;
-    const q = shared<CounterQueue>("quota-counter", key, () => ({ pending: [], draining: false }));
-    return new Promise((done, fail) => {
-      q.pending.push({ ...item, counters: this, done, fail });
-      if (q.draining) return;
-      q.draining = true;
-      void (async () => {
-        // Checked and cleared in one step, so a change queued meanwhile is never left behind.
-        while (q.pending.length > 0) {
-          // Admissions under one version of the quotas at a time (changed meanwhile: the later next).
-          const terms = q.pending.find((i) => i.terms)?.terms;
-          const batch = q.pending.filter((i) => !i.terms || i.terms.version === terms?.version);
-          q.pending = q.pending.filter((i) => !batch.includes(i));
+    return writeBatched<Queued, IpamError | undefined, Counter>(
+      "quota-counter",
+      key,
+      { ...item, counters: this },
+      {
+        // Admissions under one version of the quotas at a time (changed meanwhile: the later next).
+        select: (pending) => {
+          const terms = pending.find((i) => i.terms)?.terms;
+          return pending.filter((i) => !i.terms || i.terms.version === terms?.version);
+        },
+        write: (batch, q) => {
+          const terms = batch.find((i) => i.terms)?.terms;
           const group = batch.find((i) => i.terms)?.group ?? batch[0]!.group;
-          try {
-            const refusals = await batch[0]!.counters.apply(q, name, group, terms, batch);
-            batch.forEach((b, i) => b.done(refusals[i]));
-          } catch (e) {
-            batch.forEach((b) => b.fail(e));
-          }
-        }
-        q.draining = false;
-      })();
-    });
+          return batch[0]!.counters.apply(q, name, group, terms, batch);
+        },
+      },
+    );
   }
 
   /** One read-modify-write of counter `name` carrying every change of `batch`; the refusal of each. */
@@ -228,19 +218,23 @@ export class QuotaCounters {
   ): Promise<(IpamError | undefined)[]> {
     // A drop must see what is there: no answer from the cache, where it may not be yet.
     const fresh = batch.some((b) => b.op.kind === "drop");
-    return retryOnConflict(`counting the entries of ${group.rule} in ${this.what}`, async (n) => {
-      // The cache saves a read while this process is the counter's only writer; when it is stale,
-      // the write fails and the counter is read at once (no backoff: no one else lost to this one).
-      for (let cached = n === 1 && !fresh && q.cache !== undefined; ; cached = false) {
-        const read = cached ? q.cache! : await this.read(name);
-        q.cache = read;
-        try {
-          return await this.change(q, name, group, terms, batch, read);
-        } catch (e) {
-          if (!cached || !isConflict(e)) throw e;
+    return retryOnConflict(
+      `counting the entries of ${group.rule} in ${this.what}`,
+      async (n) => {
+        // The cache saves a read while this process is the counter's only writer; when it is stale,
+        // the write fails and the counter is read at once (no backoff: no one else lost to this one).
+        for (let cached = n === 1 && !fresh && q.cache !== undefined; ; cached = false) {
+          const read = cached ? q.cache! : await this.read(name);
+          q.cache = read;
+          try {
+            return await this.change(q, name, group, terms, batch, read);
+          } catch (e) {
+            if (!cached || !isConflict(e)) throw e;
+          }
         }
-      }
-    });
+      },
+      { budgetMs: batchRetryBudgetMs },
+    );
   }
 
   private async change(
@@ -267,11 +261,11 @@ export class QuotaCounters {
       }
       rule = terms.version;
     }
-    let next = this.decide(entries, batch, group);
+    let next = this.decide(entries, batch, group, rule);
     let pruned = false;
     const prune = async () => {
       pruned = true;
-      return this.decide(await this.prune(entries, group, terms!, await listed()), batch, group);
+      return this.decide(await this.prune(entries, group, terms!, await listed()), batch, group, rule);
     };
     if (next.refusals.some(Boolean)) next = await prune();
     if (rule === read.rule && same(next.entries, read.entries)) return next.refusals;
@@ -285,35 +279,30 @@ export class QuotaCounters {
       try {
         q.cache = await this.write(name, group, rule, next.entries, read.resourceVersion);
       } catch (again) {
-        throw isConflict(again) || !tooLarge.test(errorMessage(again))
+        throw isConflict(again) || !refusedAsTooLarge(again)
           ? again
-          : this.tooLarge(name, group, next.entries, again);
+          : counterTooLarge(this.what, name, group, next.entries, again);
       }
     }
     return next.refusals;
   }
 
-  /** A counter write the API server refused even pruned, with what it lists and what to do. */
-  private tooLarge(name: string, group: QuotaGroup, entries: Map<string, string[]>, e: unknown): IpamError {
-    const bytes = [...entries].reduce((n, [k, v]) => n + k.length + v.join(" ").length, 0);
-    return new IpamError(
-      "LEDGER_UNAVAILABLE",
-      `${errorMessage(e)}; quota counter "${name}" of ${group.rule} in ${this.what} would list ${entries.size} ` +
-        `entries (${bytes} bytes) after dropping those that are gone, and a ConfigMap holds at most 1 MiB: ` +
-        `release entries of that group, or ask the pool's owner to split it with narrower quota patterns`,
-    );
-  }
-
-  /** `entries` with the changes of `batch` in order: an admission without room is refused. */
-  private decide(entries: Map<string, string[]>, batch: Queued[], group: QuotaGroup) {
+  /**
+   * `entries` with the changes of `batch` in order: an admission without room is refused, and so is
+   * one that would take the counter past the object limit (LEDGER_FULL, before it is written).
+   */
+  private decide(entries: Map<string, string[]>, batch: Queued[], group: QuotaGroup, rule: string) {
     const next = new Map([...entries].map(([k, v]) => [k, [...v]]));
     let used = [...next.keys()].reduce((sum, name) => sum + this.cost(name), 0n);
+    const limit = objectLimit();
+    let bytes = counterBytes(group, rule, next);
     const refusals = batch.map(({ op, terms }): IpamError | undefined => {
       const tokens = next.get(op.name) ?? [];
       if (op.kind === "drop") {
         const others = tokens.filter((t) => uidOf(t) !== op.uid);
         if (others.length > 0) next.set(op.name, others);
         else if (next.delete(op.name)) used -= this.cost(op.name);
+        bytes += keyBytes(op.name, others) - keyBytes(op.name, tokens);
         return undefined;
       }
       if (!op.fresh && tokens.some((t) => uidOf(t) === op.uid)) return undefined;
@@ -322,7 +311,12 @@ export class QuotaCounters {
       const after = tokens.length > 0 ? used : used + cost;
       if (after > BigInt(group.limit))
         return quotaExceeded(this.what, op.who, group, after - cost, cost, terms!.setBy);
-      if (!tokens.includes(op.token)) next.set(op.name, [...tokens, op.token]);
+      if (tokens.includes(op.token)) return undefined;
+      const grown = bytes + keyBytes(op.name, [...tokens, op.token]) - keyBytes(op.name, tokens);
+      if (grown > limit)
+        return counterFull(this.what, counterName(this.store.pool, group), group, next.size, bytes, limit);
+      next.set(op.name, [...tokens, op.token]);
+      bytes = grown;
       used = after;
       return undefined;
     });
@@ -402,9 +396,6 @@ export class QuotaCounters {
     }
   }
 }
-
-/** How the API server (`Too long`, 413) and etcd (`request is too large`) refuse an object too large. */
-const tooLarge = /too long|too large|\b413\b/i;
 
 /** The uid of the object a registration names. */
 const uidOf = (token: string): string => token.split("@")[0]!;

@@ -36,9 +36,12 @@ async function pool(prefixLengths?: object, jitterMs = 2) {
     defs.agree({ definition: definitionOf(p), stack: "o/p/net", owner: "urn:pool" });
   if (prefixLengths) await agree(prefixLengths);
   const writes = entryWrites(store, `pool "${name}"`, () => undefined);
+  // Another process's writes (its own batches: a process batches the writes of one marker).
+  const elsewhere = new ClaimStore({ ...clients, server: "https://fake-2" }, "ipam", name);
+  const other = entryWrites(elsewhere, `pool "${name}"`, () => undefined);
   /** The object name of an entry (or a marker) of this pool. */
   const at = (entry: string) => claimName(name, entry);
-  return { fake, store, writes, agree, defs, at };
+  return { fake, store, writes, other, agree, defs, at };
 }
 
 const claim = (who: string): ClaimFields => ({
@@ -411,13 +414,13 @@ describe("the races, each interleaving", () => {
     },
   );
 
-  it("a release deleting an emptied marker loses to a registration, which keeps the marker", async () => {
-    const { fake, store, writes, at } = await pool(rule, 0);
+  it("a release deleting an emptied marker loses to a registration of another process, which keeps the marker", async () => {
+    const { fake, store, writes, other, at } = await pool(rule, 0);
     const a = await claimEntry(writes, "10.0.0.64/26", "a", false);
     const emptied = fake.gate("delete", at("10.0.0.0/24"));
     const release = writes.remove(a);
     await emptied.reached;
-    await claimEntry(writes, "10.0.0.96/27", "b", false); // registers in the /24 and /25 markers
+    await claimEntry(other, "10.0.0.96/27", "b", false); // registers in the /24 and /25 markers
     emptied.open();
     await release;
     const markers = await writes.markers.store.list();
