@@ -13,11 +13,13 @@ const run = (cmd, args, cwd) =>
   execFileSync(cmd, args, { cwd, stdio: ["ignore", "pipe", "inherit"], encoding: "utf8" });
 
 /**
- * Builds `dist/` from this checkout and packs it with `npm pack` into `destination` (made when
+ * Builds `dist/` afresh from this checkout (an earlier build's output of a module since moved or
+ * removed would be packed too) and packs it with `npm pack` into `destination` (made when
  * missing), as npm would publish it; the package's own scripts are not run (prepack would build
  * again). Returns the tarball's path.
  */
 export function packPackage(destination) {
+  fs.rmSync(path.join(repoRoot, "dist"), { recursive: true, force: true });
   run("tsc", ["-p", "tsconfig.build.json"], repoRoot);
   fs.mkdirSync(destination, { recursive: true });
   const args = ["pack", "--silent", "--ignore-scripts", "--pack-destination", destination];
