@@ -1,6 +1,6 @@
-// A user's first minutes from a checkout, run as the READMEs say, with the real Pulumi CLI and
+// A user's first minutes from a checkout, run as the docs say, with the real Pulumi CLI and
 // engine: `npm run example -- <name> <dir>` then `cd <dir> && pulumi stack init dev && pulumi
-// preview` (the README's lines, run by bash), and each example README's `pulumi new` line — run
+// preview` (docs/CONTRIBUTING.md's lines, run by bash), and each example README's `pulumi new` line — run
 // as written on an example whose dependency points at the packed tarball (what a published version
 // gives everyone else), and for every example with `--generate-only`, where the project it makes
 // must own the config keys the example ships.
@@ -59,11 +59,11 @@ describe("starting from an example", () => {
     ["quickstart", /\+ 6 to create/],
     ["egress-ips", /to create/],
   ])(
-    "README: npm run example -- %s <dir>, then cd <dir> && pulumi stack init dev && pulumi preview",
+    "CONTRIBUTING (from a checkout): npm run example -- %s <dir>, then cd <dir> && pulumi stack init dev && pulumi preview",
     async (name, summary) => {
       const dir = path.join(tempDir(`example-${name}`), "proj");
-      // The README's lines for the quickstart, for this example and folder.
-      const lines = shBlock(path.join(repoRoot, "README.md"), "npm run example").map((l) =>
+      // The lines docs/CONTRIBUTING.md gives for the quickstart from a checkout, for this example and folder.
+      const lines = shBlock(path.join(repoRoot, "docs", "CONTRIBUTING.md"), "npm run example").map((l) =>
         l.replaceAll("~/egress-demo", dir).replaceAll("quickstart", name),
       );
       expect(lines[0]).toMatch(/^npm run example -- /);
