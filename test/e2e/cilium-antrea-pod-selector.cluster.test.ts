@@ -56,6 +56,16 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     };
   };
 
+  /** What Antrea's agent does: puts the address on the Node the stack's assignment chose (refresh reads it). */
+  const agentPlaces = async (h: Harness, namespace: string, ip: string) => {
+    const host = (await h.resources()).find((r) => r.type.endsWith("EgressIpAssignment"))!.outputs
+      ?.host as string;
+    await custom().patchClusterCustomObjectStatus(
+      { ...where.antrea, name: antreaObjectName(namespace, ip), body: { status: { egressNode: host } } },
+      k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
+    );
+  };
+
   beforeAll(async () => {
     w = await sdnWorld(
       {
@@ -132,17 +142,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
         namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": w.ns.x } },
         podSelector: { matchLabels: { app: "web", tier: "front" } },
       });
-      // Antrea's agent puts the address on a Node (refresh reads it).
-      const host = (await web.resources()).find((r) => r.type.endsWith("EgressIpAssignment"))!.outputs
-        ?.host as string;
-      await custom().patchClusterCustomObjectStatus(
-        {
-          ...where.antrea,
-          name: antreaObjectName(w.ns.x, ip),
-          body: { status: { egressNode: host } },
-        },
-        k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
-      );
+      await agentPlaces(web, w.ns.x, ip);
     }
     expect(changesOf((await web.refresh()).summary.resourceChanges)).toEqual({});
     expect(changesOf((await web.up()).summary.resourceChanges)).toEqual({});
@@ -164,6 +164,43 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     await wide.program(program(wide, "wide", 20, { app: "web" }));
     expect(String(await wide.preview().catch((e: Error) => e))).toContain("SCOPE_CONFLICT");
     expect(await objects()).toHaveLength(1);
+  });
+
+  it("takes a podSelector added to an EgressIp that served the whole namespace, keeping its address", async () => {
+    const grow = stack("pods-grow");
+    const inY = async () =>
+      ((await custom().listClusterCustomObject(where[kind])) as { items: Obj[] }).items.filter((o) =>
+        JSON.stringify(o.spec).includes(`"${w.ns.y}"`),
+      );
+    const growing = (podSelector?: Record<string, string>) => {
+      const { IpPool, EgressIp } = grow.pkg<Pkg>("pulumi-egress-ipam");
+      return async () => {
+        const pool = new IpPool("egress", {
+          ranges: [{ subnet: `${net[kind]}.0/24`, rangeStart: `${net[kind]}.40` }],
+        });
+        const e = new EgressIp("grow", {
+          pool,
+          namespace: w.ns.y,
+          failureDomains: [w.zone("a")],
+          provisioner: { kind, nodeSelector: w.selector },
+          ...(podSelector ? { podSelector } : {}),
+        });
+        return { ips: e.ips };
+      };
+    };
+    await grow.program(growing());
+    expect((await grow.up()).outputs.ips?.value).toEqual([`${net[kind]}.40`]);
+    await grow.program(growing({ app: "grow" }));
+    const preview = await grow.preview();
+    expect(preview.op(`IpAllocation::grow-${w.zone("a")}`)).toBe("same");
+    expect((await grow.up()).outputs.ips?.value).toEqual([`${net[kind]}.40`]);
+    const objs = await inY();
+    expect(objs).toHaveLength(1);
+    expect(JSON.stringify(objs[0]!.spec)).toContain(`"app":"grow"`);
+    if (kind === "antrea") await agentPlaces(grow, w.ns.y, `${net[kind]}.40`);
+    expect(changesOf((await grow.refresh()).summary.resourceChanges)).toEqual({});
+    await grow.destroy();
+    expect(await inY()).toEqual([]);
   });
 
   it("lets a selector that differs in a label's value live beside it; destroy removes only each stack's own", async () => {

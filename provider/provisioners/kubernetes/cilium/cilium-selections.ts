@@ -48,7 +48,9 @@ const picksPods = (s: LabelSelector) =>
  * than `own` (this selection's policy of that family) selects pods of the namespace that it may
  * take too, for the same family. Namespace-wide policies beside each other are as before (one of
  * this package: its owner records decide; one written by hand: see {@link refuseHandMadePolicy}).
- * `holder` names the assignment's resource.
+ * `holder` names the assignment's resource and `owner` is its owner record: a policy whose every
+ * gateway is this assignment's own (its selection before this change, which the same update takes
+ * it out of) is no other selection.
  * @throws IpamError SCOPE_CONFLICT naming the policy, its owners and what to do.
  */
 export function refuseSelectionOverlap(
@@ -58,6 +60,7 @@ export function refuseSelectionOverlap(
   family: 4 | 6,
   podSelector: PodSelection,
   holder: string,
+  owner?: string,
 ): void {
   const mine = podSelector ? { matchLabels: podSelector } : undefined;
   for (const p of policies) {
@@ -66,9 +69,11 @@ export function refuseSelectionOverlap(
       (s) => (mine !== undefined || picksPods(s)) && podSelectorsOverlap(mine, picksPods(s) ? s : undefined),
     );
     if (!theirs) continue;
-    const owners = isManaged(p.labels)
-      ? [...new Set(Object.values(readOwners({ metadata: { annotations: p.annotations } }, [])).flat())]
-      : [];
+    const records = readOwners({ metadata: { annotations: p.annotations } }, []);
+    const owners = isManaged(p.labels) ? [...new Set(Object.values(records).flat())] : [];
+    const mineAlone = (ip: string) =>
+      (records[ip] ?? []).length > 0 && records[ip]!.every((o) => o === owner);
+    if (owner !== undefined && isManaged(p.labels) && p.gateways.every((g) => mineAlone(g.ip))) continue;
     const selects = picksPods(theirs) ? `pods ${JSON.stringify(theirs.matchLabels)}` : "every pod";
     throw new IpamError(
       "SCOPE_CONFLICT",
