@@ -19,6 +19,8 @@ export default defineConfig({
           // take about a second each alone and several times that on 2 cores shared with the e2e run.
           testTimeout: 30_000,
           hookTimeout: 60_000,
+          // As many as `e2e` (vitest runs the two projects as one group, which needs one figure).
+          maxWorkers: 2,
         },
       },
       {
@@ -29,6 +31,10 @@ export default defineConfig({
           globalSetup: ["test/support/global-setup-local.ts"],
           // Each file in its own process: an inline Pulumi program owns process-wide runtime state.
           pool: "forks",
+          // Two files at once: one at a time left 40 % of 2 cores idle (vmstat, 2026-12-07), each
+          // file mostly waiting on the engine; every file works in stacks, moto servers and
+          // folders of its own.
+          maxWorkers: 2,
           testTimeout: 180_000,
           hookTimeout: 180_000,
         },
