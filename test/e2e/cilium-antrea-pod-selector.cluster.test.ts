@@ -34,12 +34,18 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     return h;
   };
   let w: SdnWorld<"a1" | "a2" | "a3", "x" | "y">;
-  /** This kind's objects that serve namespace x, by name. */
-  const objects = async () =>
+  /** This kind's objects that serve `namespace` (namespace x unless named). */
+  const objects = async (namespace = w.ns.x) =>
     ((await custom().listClusterCustomObject(where[kind])) as { items: Obj[] }).items.filter((o) =>
-      JSON.stringify(o.spec).includes(`"${w.ns.x}"`),
+      JSON.stringify(o.spec).includes(`"${namespace}"`),
     );
-  const program = (h: Harness, name: string, first: number, podSelector?: Record<string, string>) => {
+  const program = (
+    h: Harness,
+    name: string,
+    first: number,
+    podSelector?: Record<string, string>,
+    namespace = w.ns.x,
+  ) => {
     const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
     return async () => {
       const pool = new IpPool("egress", {
@@ -47,7 +53,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
       });
       const e = new EgressIp(name, {
         pool,
-        namespace: w.ns.x,
+        namespace,
         failureDomains: [w.zone("a")],
         provisioner: { kind, nodeSelector: w.selector },
         ...(podSelector ? { podSelector } : {}),
@@ -108,10 +114,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     expect(err).toContain("SCOPE_CONFLICT");
     expect(err).toMatch(/EgressIp pair-(web|all): EgressIp pair-(web|all) of this stack (already )?serves /);
     expect(err).toContain(`of namespace ${w.ns.y}`);
-    const inY = ((await custom().listClusterCustomObject(where[kind])) as { items: Obj[] }).items.filter(
-      (o) => JSON.stringify(o.spec).includes(`"${w.ns.y}"`),
-    );
-    expect(inY).toEqual([]);
+    expect(await objects(w.ns.y)).toEqual([]);
   });
 
   const web = stack("pods-web");
@@ -168,39 +171,19 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
 
   it("takes a podSelector added to an EgressIp that served the whole namespace, keeping its address", async () => {
     const grow = stack("pods-grow");
-    const inY = async () =>
-      ((await custom().listClusterCustomObject(where[kind])) as { items: Obj[] }).items.filter((o) =>
-        JSON.stringify(o.spec).includes(`"${w.ns.y}"`),
-      );
-    const growing = (podSelector?: Record<string, string>) => {
-      const { IpPool, EgressIp } = grow.pkg<Pkg>("pulumi-egress-ipam");
-      return async () => {
-        const pool = new IpPool("egress", {
-          ranges: [{ subnet: `${net[kind]}.0/24`, rangeStart: `${net[kind]}.40` }],
-        });
-        const e = new EgressIp("grow", {
-          pool,
-          namespace: w.ns.y,
-          failureDomains: [w.zone("a")],
-          provisioner: { kind, nodeSelector: w.selector },
-          ...(podSelector ? { podSelector } : {}),
-        });
-        return { ips: e.ips };
-      };
-    };
-    await grow.program(growing());
+    await grow.program(program(grow, "grow", 40, undefined, w.ns.y));
     expect((await grow.up()).outputs.ips?.value).toEqual([`${net[kind]}.40`]);
-    await grow.program(growing({ app: "grow" }));
+    await grow.program(program(grow, "grow", 40, { app: "grow" }, w.ns.y));
     const preview = await grow.preview();
     expect(preview.op(`IpAllocation::grow-${w.zone("a")}`)).toBe("same");
     expect((await grow.up()).outputs.ips?.value).toEqual([`${net[kind]}.40`]);
-    const objs = await inY();
+    const objs = await objects(w.ns.y);
     expect(objs).toHaveLength(1);
     expect(JSON.stringify(objs[0]!.spec)).toContain(`"app":"grow"`);
     if (kind === "antrea") await agentPlaces(grow, w.ns.y, `${net[kind]}.40`);
     expect(changesOf((await grow.refresh()).summary.resourceChanges)).toEqual({});
     await grow.destroy();
-    expect(await inY()).toEqual([]);
+    expect(await objects(w.ns.y)).toEqual([]);
   });
 
   it("lets a selector that differs in a label's value live beside it; destroy removes only each stack's own", async () => {
