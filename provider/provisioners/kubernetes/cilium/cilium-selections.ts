@@ -69,11 +69,12 @@ export function refuseSelectionOverlap(
       (s) => (mine !== undefined || picksPods(s)) && podSelectorsOverlap(mine, picksPods(s) ? s : undefined),
     );
     if (!theirs) continue;
-    const records = readOwners({ metadata: { annotations: p.annotations } }, []);
-    const owners = isManaged(p.labels) ? [...new Set(Object.values(records).flat())] : [];
+    const managed = isManaged(p.labels);
+    const records = managed ? readOwners({ metadata: { annotations: p.annotations } }, []) : {};
+    const owners = [...new Set(Object.values(records).flat())];
     const mineAlone = (ip: string) =>
       (records[ip] ?? []).length > 0 && records[ip]!.every((o) => o === owner);
-    if (owner !== undefined && isManaged(p.labels) && p.gateways.every((g) => mineAlone(g.ip))) continue;
+    if (owner !== undefined && managed && p.gateways.every((g) => mineAlone(g.ip))) continue;
     const selects = picksPods(theirs) ? `pods ${JSON.stringify(theirs.matchLabels)}` : "every pod";
     throw new IpamError(
       "SCOPE_CONFLICT",
