@@ -16,24 +16,36 @@ export interface PlacementRequest {
   readonly namespace?: string;
   /** The pods it serves within the namespace, by label (ovn, cilium, antrea), when the assignment narrows them. */
   readonly podSelector?: Record<string, string>;
+  /**
+   * The owner records (`<stack identity> <URN>`) that are this holder's: this assignment's and those
+   * of its EgressIp's other assignments (every assignment of an EgressIp takes its pod selection,
+   * so a podSelector added or removed moves them all in the same update). A platform object whose
+   * addresses are recorded for these alone serves the selection this update moves them out of, not
+   * another holder's. Read (from the stack's state) when first asked.
+   */
+  readonly holderOwners: () => Promise<ReadonlySet<string>>;
 }
 
 /**
- * The request of an assignment placing `ip` for `holder`.
+ * The request of an assignment placing `ip` for `holder`; `holderOwners` reads its owner records
+ * (see {@link PlacementRequest.holderOwners}; none by default), once.
  * @throws IpamError INVALID_ADDRESS when `ip` is not an address.
  */
 export function placementRequest(
   ip: string,
   holder: string,
   scope: { namespace?: string; podSelector?: Record<string, string> } = {},
+  holderOwners: () => Promise<ReadonlySet<string>> = () => Promise.resolve(new Set()),
 ): PlacementRequest {
   const { family } = parseAddress(ip);
+  let owners: Promise<ReadonlySet<string>> | undefined;
   return {
     ip: canonicalAddress(ip),
     family,
     holder,
     ...(scope.namespace ? { namespace: scope.namespace } : {}),
     ...(scope.podSelector ? { podSelector: scope.podSelector } : {}),
+    holderOwners: () => (owners ??= holderOwners()),
   };
 }
 

@@ -33,7 +33,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     harnesses.push(h);
     return h;
   };
-  let w: SdnWorld<"a1" | "a2" | "a3", "x" | "y">;
+  let w: SdnWorld<"a1" | "a2" | "a3" | "b1", "x" | "y">;
   /** This kind's objects that serve `namespace` (namespace x unless named). */
   const objects = async (namespace = w.ns.x) =>
     ((await custom().listClusterCustomObject(where[kind])) as { items: Obj[] }).items.filter((o) =>
@@ -45,6 +45,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     first: number,
     podSelector?: Record<string, string>,
     namespace = w.ns.x,
+    failureDomains = [w.zone("a")],
   ) => {
     const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
     return async () => {
@@ -54,7 +55,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
       const e = new EgressIp(name, {
         pool,
         namespace,
-        failureDomains: [w.zone("a")],
+        failureDomains,
         provisioner: { kind, nodeSelector: w.selector },
         ...(podSelector ? { podSelector } : {}),
       });
@@ -64,8 +65,9 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
 
   /** What Antrea's agent does: puts the address on the Node the stack's assignment chose (refresh reads it). */
   const agentPlaces = async (h: Harness, namespace: string, ip: string) => {
-    const host = (await h.resources()).find((r) => r.type.endsWith("EgressIpAssignment"))!.outputs
-      ?.host as string;
+    const host = (await h.resources()).find(
+      (r) => r.type.endsWith("EgressIpAssignment") && r.outputs?.ip === ip,
+    )!.outputs?.host as string;
     await custom().patchClusterCustomObjectStatus(
       { ...where.antrea, name: antreaObjectName(namespace, ip), body: { status: { egressNode: host } } },
       k8s.setHeaderOptions("Content-Type", k8s.PatchStrategy.MergePatch),
@@ -78,6 +80,7 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
         a1: { zone: "a", hostSubnet: false },
         a2: { zone: "a", hostSubnet: false },
         a3: { zone: "a", hostSubnet: false },
+        b1: { zone: "b", hostSubnet: false },
       },
       ["x", "y"],
       { netNamespaces: false },
@@ -169,19 +172,24 @@ describe.each<Kind>(["cilium", "antrea"])("EgressIp podSelector with the %s prov
     expect(await objects()).toHaveLength(1);
   });
 
-  it("takes a podSelector added to an EgressIp that served the whole namespace, keeping its address", async () => {
+  it("takes a podSelector added to an EgressIp of two failure domains that served the whole namespace, and its removal, keeping the addresses", async () => {
     const grow = stack("pods-grow");
-    await grow.program(program(grow, "grow", 40, undefined, w.ns.y));
-    expect((await grow.up()).outputs.ips?.value).toEqual([`${net[kind]}.40`]);
-    await grow.program(program(grow, "grow", 40, { app: "grow" }, w.ns.y));
-    const preview = await grow.preview();
-    expect(preview.op(`IpAllocation::grow-${w.zone("a")}`)).toBe("same");
-    expect((await grow.up()).outputs.ips?.value).toEqual([`${net[kind]}.40`]);
-    const objs = await objects(w.ns.y);
-    expect(objs).toHaveLength(1);
-    expect(JSON.stringify(objs[0]!.spec)).toContain(`"app":"grow"`);
-    if (kind === "antrea") await agentPlaces(grow, w.ns.y, `${net[kind]}.40`);
-    expect(changesOf((await grow.refresh()).summary.resourceChanges)).toEqual({});
+    const domains = [w.zone("a"), w.zone("b")];
+    const ips = [`${net[kind]}.40`, `${net[kind]}.41`];
+    await grow.program(program(grow, "grow", 40, undefined, w.ns.y, domains));
+    expect((await grow.up()).outputs.ips?.value).toEqual(ips);
+    for (const podSelector of [{ app: "grow" }, undefined]) {
+      await grow.program(program(grow, "grow", 40, podSelector, w.ns.y, domains));
+      const preview = await grow.preview();
+      for (const d of domains) expect(preview.op(`IpAllocation::grow-${d}`)).toBe("same");
+      expect((await grow.up()).outputs.ips?.value).toEqual(ips);
+      const objs = await objects(w.ns.y);
+      expect(objs.length).toBeGreaterThan(0);
+      for (const o of objs)
+        expect(JSON.stringify(o.spec).includes(`"app":"grow"`)).toBe(podSelector !== undefined);
+      if (kind === "antrea") for (const ip of ips) await agentPlaces(grow, w.ns.y, ip);
+      expect(changesOf((await grow.refresh()).summary.resourceChanges)).toEqual({});
+    }
     await grow.destroy();
     expect(await objects(w.ns.y)).toEqual([]);
   });

@@ -24,13 +24,20 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
     harnesses.push(h);
     return h;
   };
-  let w: SdnWorld<"a1" | "a2", "x" | "y">;
+  let w: SdnWorld<"a1" | "a2" | "b1", "x" | "y" | "z">;
   /** The EgressIP objects that select namespace x (or another). */
   const objects = async (ns = w.ns.x) =>
     ((await kube().objects.list(ovn, "EgressIP")) as unknown as { items: EgressIpObject[] }).items.filter(
       (o) => JSON.stringify(o.spec.namespaceSelector).includes(`"${ns}"`),
     );
-  const program = (h: Harness, name: string, first: number, podSelector?: Record<string, string>) => {
+  const program = (
+    h: Harness,
+    name: string,
+    first: number,
+    podSelector?: Record<string, string>,
+    namespace = w.ns.x,
+    failureDomains = [w.zone("a")],
+  ) => {
     const { IpPool, EgressIp } = h.pkg<Pkg>("pulumi-egress-ipam");
     return async () => {
       const pool = new IpPool("egress", {
@@ -38,8 +45,8 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
       });
       const e = new EgressIp(name, {
         pool,
-        namespace: w.ns.x,
-        failureDomains: [w.zone("a")],
+        namespace,
+        failureDomains,
         provisioner: { kind: "ovn", nodeSelector: w.selector },
         ...(podSelector ? { podSelector } : {}),
       });
@@ -75,8 +82,9 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
       {
         a1: { zone: "a", hostSubnet: false, annotations: ipconfig },
         a2: { zone: "a", hostSubnet: false, annotations: ipconfig },
+        b1: { zone: "b", hostSubnet: false, annotations: ipconfig },
       },
-      ["x", "y"],
+      ["x", "y", "z"],
       { netNamespaces: false },
     );
   });
@@ -150,6 +158,27 @@ describe("EgressIp podSelector with the ovn provisioner, against kube-apiserver"
     );
     await h.destroy();
     expect(await objects(w.ns.y)).toEqual([]);
+  });
+
+  it("takes a podSelector added to an EgressIp of two failure domains that served the whole namespace, and its removal, keeping the addresses", async () => {
+    const grow = stack("pods-grow");
+    const domains = [w.zone("a"), w.zone("b")];
+    const ips = [`${net}.70`, `${net}.71`];
+    await grow.program(program(grow, "grow", 70, undefined, w.ns.z, domains));
+    expect((await grow.up()).outputs.ips?.value).toEqual(ips);
+    for (const podSelector of [{ app: "grow" }, undefined]) {
+      await grow.program(program(grow, "grow", 70, podSelector, w.ns.z, domains));
+      const preview = await grow.preview();
+      for (const d of domains) expect(preview.op(`IpAllocation::grow-${d}`)).toBe("same");
+      expect((await grow.up()).outputs.ips?.value).toEqual(ips);
+      const objs = await objects(w.ns.z);
+      expect(objs).toHaveLength(1);
+      expect(objs[0]!.spec.egressIPs.toSorted()).toEqual(ips);
+      expect(objs[0]!.spec.podSelector).toEqual(podSelector ? { matchLabels: podSelector } : undefined);
+      expect(changesOf((await grow.refresh()).summary.resourceChanges)).toEqual({});
+    }
+    await grow.destroy();
+    expect(await objects(w.ns.z)).toEqual([]);
   });
 
   it("refuses podSelector at preview for a kind that gives addresses to a whole namespace", async () => {

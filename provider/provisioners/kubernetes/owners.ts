@@ -92,6 +92,21 @@ export function withoutAddressOwner(
   return owners[ip] ? withoutOwner(owners, ip, owner) : { owners, takeOff: true };
 }
 
+/**
+ * Whether each of `items` is recorded for somebody, and every record names one of `mine` (a
+ * placement request's `holderOwners`): the object holds this holder's items alone.
+ */
+export function recordedForOnly(
+  owners: Owners,
+  items: readonly string[],
+  mine: ReadonlySet<string>,
+): boolean {
+  return (
+    items.length > 0 &&
+    items.every((item) => (owners[item] ?? []).length > 0 && owners[item]!.every((o) => mine.has(o)))
+  );
+}
+
 /** The annotation value for `owners` (null, to delete the annotation, when nobody is recorded). */
 export function ownersValue(owners: Owners): string | null {
   return Object.keys(owners).length === 0 ? null : JSON.stringify(owners);

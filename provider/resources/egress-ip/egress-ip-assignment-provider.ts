@@ -1,5 +1,5 @@
 import { errorMessage, failureOf, inputFailure, type Failure } from "../../core/failure";
-import { holderName } from "./holder-name";
+import { holderName, holderOwners } from "./holder-name";
 import type * as pulumi from "@pulumi/pulumi";
 import { IpamError, isIpamError } from "../../allocator";
 import { kubeKinds } from "../../provisioners/config/kube-provisioner-config";
@@ -125,10 +125,22 @@ async function checkAssignment(olds: Props, news: Props): Promise<pulumi.dynamic
   }
   let request: PlacementRequest | undefined;
   try {
-    request = placementRequest(String(news.ip), holderName(String(news.owner), news.failureDomain), {
-      namespace: (news.namespace as string | undefined) || undefined,
-      podSelector: (news.podSelector as Record<string, string> | undefined) || undefined,
-    });
+    // Its owner records: read when a provisioner asks (news.ownerId is made below, before it can).
+    request = placementRequest(
+      String(news.ip),
+      holderName(String(news.owner), news.failureDomain),
+      {
+        namespace: (news.namespace as string | undefined) || undefined,
+        podSelector: (news.podSelector as Record<string, string> | undefined) || undefined,
+      },
+      () =>
+        holderOwners(
+          String(news.stack),
+          String(news.owner),
+          news.failureDomain,
+          typeof news.ownerId === "string" ? news.ownerId : undefined,
+        ),
+    );
   } catch (e) {
     failures.push(failureOf("ip", e));
   }

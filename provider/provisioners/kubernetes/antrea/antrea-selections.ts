@@ -31,6 +31,8 @@ export interface AntreaServing {
   /** Its Pods by label (undefined: every Pod of the namespace). */
   selector?: LabelSelector;
   families: (4 | 6)[];
+  /** Who its addresses are recorded for, when it is an Egress of this package's and each is recorded. */
+  recordedFor?: string[];
 }
 
 const picksPods = (s: LabelSelector | undefined): s is LabelSelector =>
@@ -56,14 +58,14 @@ export function namespaceEgresses(
   return egresses.flatMap((e) => {
     if (e.ips.includes(ip) || e.ips.length === 0) return [];
     if (e.namespaceSelector?.matchLabels?.[namespaceNameLabel] !== namespace) return [];
-    const owners = isManaged(e.labels)
-      ? [...new Set(Object.values(readOwners({ metadata: { annotations: e.annotations } }, [])).flat())]
-      : [];
+    const records = isManaged(e.labels) ? readOwners({ metadata: { annotations: e.annotations } }, []) : {};
+    const owners = [...new Set(Object.values(records).flat())];
     return [
       {
         what: `Egress ${e.name}${owners.length > 0 ? ` (${owners.join(", ")}'s)` : ""}`,
         ...(picksPods(e.podSelector) ? { selector: e.podSelector } : {}),
         families: [...new Set(e.ips.map((x) => addressFamily(x)))],
+        ...(e.ips.every((ip) => (records[ip] ?? []).length > 0) ? { recordedFor: owners } : {}),
       },
     ];
   });
@@ -82,7 +84,9 @@ export function claimedServings(claims: SelectionClaim[]): AntreaServing[] {
  * Refuses the request's `ip` of the EgressIp `holder` for the Pods `podSelector` selects in `namespace` when one
  * of `others` may apply to the same Pods with another selection, or with an address of the other
  * family. The same selection of the same family is the namespace's addresses side by side (one per
- * failure domain), as before.
+ * failure domain), as before. An Egress recorded for `mine` alone (the holder's owner records: see
+ * PlacementRequest.holderOwners) serves its selection before this change, which the same update
+ * takes its addresses out of: not another selection.
  * @throws IpamError SCOPE_CONFLICT naming the other, both selections and what to do.
  */
 export function refuseAntreaSharing(
@@ -90,11 +94,12 @@ export function refuseAntreaSharing(
   namespace: string,
   podSelector: Record<string, string> | undefined,
   others: AntreaServing[],
+  mine: ReadonlySet<string> = new Set(),
 ): void {
-  const mine = podSelector ? { matchLabels: podSelector } : undefined;
+  const selection = podSelector ? { matchLabels: podSelector } : undefined;
   for (const o of others) {
-    if (!podSelectorsOverlap(mine, o.selector)) continue;
-    const same = canonical(mine) === canonical(o.selector);
+    if (!podSelectorsOverlap(selection, o.selector)) continue;
+    const same = canonical(selection) === canonical(o.selector);
     const selects = o.selector ? `pods ${JSON.stringify(o.selector.matchLabels ?? o.selector)}` : "every pod";
     const other = o.families.find((f) => f !== family);
     if (other !== undefined) {
@@ -107,7 +112,8 @@ export function refuseAntreaSharing(
           `one family (families: "ipv4" or "ipv6" on the EgressIp)`,
       );
     }
-    if (same || (!mine && !picksPods(o.selector))) continue;
+    if (same || (!selection && !picksPods(o.selector))) continue;
+    if (o.recordedFor?.length && o.recordedFor.every((owner) => mine.has(owner))) continue;
     throw new IpamError(
       "SCOPE_CONFLICT",
       `${holder}: ${o.what} already serves ${selects} of namespace ${namespace}, and this EgressIp's ` +

@@ -380,8 +380,10 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       const name = ns(`checking what ${holder} serves`);
       const claims = claimSelection(kube.server, name, { holder, podSelector, family });
       refuseAntreaSharing(request, name, podSelector, claimedServings(claims));
-      const egresses = await egressesOf(request);
-      refuseAntreaSharing(request, name, podSelector, namespaceEgresses(egresses, name, ip));
+      const servings = namespaceEgresses(await egressesOf(request), name, ip);
+      const recorded = servings.some((s) => s.recordedFor?.length);
+      const mine = recorded ? await request.holderOwners() : new Set<string>();
+      refuseAntreaSharing(request, name, podSelector, servings, mine);
     },
   };
 }

@@ -4,7 +4,8 @@ import { policyFamily } from "./cilium-policy";
 import type { LabelSelector } from "../egress-view";
 import { isManaged } from "../managed-by";
 import type { NamespaceFacts } from "../namespace-addresses";
-import { readOwners } from "../owners";
+import { readOwners, recordedForOnly } from "../owners";
+import type { PlacementRequest } from "../../placement-request";
 import {
   overlapAdvice,
   podSelectorsOverlap,
@@ -16,7 +17,7 @@ import {
 // Which pods of a namespace the cluster's CiliumEgressGatewayPolicies already send out, by pod
 // selector: two policies that select one pod for the same family's destinations compete (Cilium
 // keeps one), so an EgressIp whose pods may overlap another policy's of the namespace is refused
-// at preview. Pure: the policies are read elsewhere.
+// at preview. The policies are read elsewhere.
 
 /**
  * The pods of `namespace` a policy selects by pod labels: for each `selectors` entry whose
@@ -48,20 +49,19 @@ const picksPods = (s: LabelSelector) =>
  * than `own` (this selection's policy of that family) selects pods of the namespace that it may
  * take too, for the same family. Namespace-wide policies beside each other are as before (one of
  * this package: its owner records decide; one written by hand: see {@link refuseHandMadePolicy}).
- * `holder` names the assignment's resource and `owner` is its owner record: a policy whose every
- * gateway is this assignment's own (its selection before this change, which the same update takes
- * it out of) is no other selection.
+ * `holder` names the assignment's resource and `holderOwners` reads its owner records: a policy whose
+ * every gateway is recorded for these alone (the holder's selection before this change, which the
+ * same update takes its gateways out of) is no other selection.
  * @throws IpamError SCOPE_CONFLICT naming the policy, its owners and what to do.
  */
-export function refuseSelectionOverlap(
+export async function refuseSelectionOverlap(
   policies: CiliumPolicyFacts[],
   namespace: string,
   own: string,
   family: 4 | 6,
   podSelector: PodSelection,
-  holder: string,
-  owner?: string,
-): void {
+  { holder, holderOwners }: Pick<PlacementRequest, "holder" | "holderOwners">,
+): Promise<void> {
   const mine = podSelector ? { matchLabels: podSelector } : undefined;
   for (const p of policies) {
     if (p.name === own || p.gateways.length === 0 || policyFamily(p) !== family) continue;
@@ -71,10 +71,9 @@ export function refuseSelectionOverlap(
     if (!theirs) continue;
     const managed = isManaged(p.labels);
     const records = managed ? readOwners({ metadata: { annotations: p.annotations } }, []) : {};
+    const gateways = p.gateways.map((g) => g.ip);
+    if (managed && recordedForOnly(records, gateways, await holderOwners())) continue;
     const owners = [...new Set(Object.values(records).flat())];
-    const mineAlone = (ip: string) =>
-      (records[ip] ?? []).length > 0 && records[ip]!.every((o) => o === owner);
-    if (owner !== undefined && managed && p.gateways.every((g) => mineAlone(g.ip))) continue;
     const selects = picksPods(theirs) ? `pods ${JSON.stringify(theirs.matchLabels)}` : "every pod";
     throw new IpamError(
       "SCOPE_CONFLICT",

@@ -433,7 +433,7 @@ export function ciliumProvisioner(config: CiliumProvisionerConfig & InstanceSett
       const policies = await policiesOf(request);
       const own = namespacePolicyName(policies, name, { family, ...(podSelector ? { podSelector } : {}) });
       await refuseSplitScope(kube, name, config, holder, owner, own, family);
-      refuseSelectionOverlap(policies, name, own, family, podSelector, holder, owner);
+      await refuseSelectionOverlap(policies, name, own, family, podSelector, request);
       refuseOverlapInDeployment(kube.server, name, { holder, podSelector, family }, true);
     },
 

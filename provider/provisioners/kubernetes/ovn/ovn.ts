@@ -26,6 +26,7 @@ import {
   withOwner,
   withoutAddressOwner,
   withoutOwner,
+  recordedForOnly,
   type Owners,
 } from "../owners";
 import { clusterView } from "../../../kube/cluster-identity";
@@ -469,24 +470,30 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
     // assignment's own whose pods may overlap, naming who put its addresses there, and another
     // EgressIp of this deployment asking for such pods (both new at a first preview, neither in the
     // cluster yet).
-    async conflicts({ holder, family }) {
+    async conflicts({ holder, family, holderOwners }) {
       if (!namespace) return;
       const view = await planner.egressView();
       const own = objectFor(view, namespace);
       const mine = podSelector ? { matchLabels: podSelector } : undefined;
       const selectsNamespace = await namespaceSelection(planner, namespace);
       // Two namespace-wide objects are as before (one of this package: its owner records decide; one
-      // made by hand: refused by adoptable, or taken over by adopt).
-      const other = view.egressIps.find(
+      // made by hand: refused by adoptable, or taken over by adopt). One holding this holder's
+      // addresses alone is the selection this update moves them out of.
+      const others = view.egressIps.filter(
         (e) =>
           e.name !== own &&
           (mine !== undefined || e.podSelector !== undefined) &&
           selectsNamespace(e) &&
           podSelectorsOverlap(mine, e.podSelector),
       );
-      if (other) {
-        const raw = await readObject(kube, egressIpRef(other.name));
-        const owners = [...new Set(Object.values(readOwners(raw, other.ips)).flat())];
+      for (const seen of others) {
+        // As it is now: the view may be from before this update moved some of its addresses out.
+        const raw = await readObject(kube, egressIpRef(seen.name));
+        const other = raw ? readOvnEgressIp(raw) : undefined;
+        if (!raw || !other || other.ips.length === 0) continue;
+        const records = readOwners(raw, other.ips);
+        if (isManaged(other) && recordedForOnly(records, other.ips, await holderOwners())) continue;
+        const owners = [...new Set(Object.values(records).flat())];
         const selects = other.podSelector
           ? `pods ${JSON.stringify(other.podSelector)}`
           : describeSelection(undefined);

@@ -68,8 +68,40 @@ describe("refuseAntreaSharing", () => {
       undefined,
     ],
     ["a selector differing in a value", "10.0.0.6", { app: "web" }, serving([4], { app: "api" }), undefined],
+    // The holder's own Egress (a podSelector added or removed moves all of its addresses), but not
+    // one also recorded for somebody else, nor the other family of the same Pods.
+    [
+      "a selector beside its own namespace-wide Egress",
+      "10.0.0.6",
+      { app: "web" },
+      { ...serving([4]), recordedFor: ["a", "b"] },
+      undefined,
+    ],
+    [
+      "namespace-wide beside its own selector's Egress",
+      "10.0.0.6",
+      undefined,
+      { ...serving([4], { app: "web" }), recordedFor: ["b"] },
+      undefined,
+    ],
+    [
+      "a selector beside an Egress also another's",
+      "10.0.0.6",
+      { app: "web" },
+      { ...serving([4]), recordedFor: ["a", "c"] },
+      /Egress other already serves every pod/,
+    ],
+    [
+      "its own Egress of the other family",
+      "fd00::6",
+      { app: "web" },
+      { ...serving([4]), recordedFor: ["a"] },
+      /Egress other gives an IPv4 address/,
+    ],
   ])("%s", (_name, ip, podSelector, other, refused) => {
-    const call = () => refuseAntreaSharing(placementRequest(ip, "EgressIp web"), ns, podSelector, [other]);
+    const mine = new Set(["a", "b"]);
+    const call = () =>
+      refuseAntreaSharing(placementRequest(ip, "EgressIp web"), ns, podSelector, [other], mine);
     if (refused) expect(call).toThrow(refused);
     else expect(call).not.toThrow();
   });
@@ -104,6 +136,29 @@ describe("namespaceEgresses and claimedServings", () => {
       { what: "Egress wide", families: [4] },
       { what: "Egress web", selector: { matchLabels: { app: "web" } }, families: [6] },
     ]);
+  });
+
+  it("says who an Egress of this package's is recorded for, when its address is recorded", () => {
+    const managed = { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" };
+    const recorded = (
+      ip: string,
+      owners: Record<string, string[]>,
+      labels: Record<string, string> = managed,
+    ) => ({
+      ...egress("e", [ip], byName),
+      labels,
+      annotations: { "egress-ipam/owners": JSON.stringify(owners) },
+    });
+    const got = namespaceEgresses(
+      [
+        recorded("10.0.0.6", { "10.0.0.6": ["s1 urn:a"] }),
+        recorded("10.0.0.7", { "10.0.0.9": ["s1 urn:a"] }),
+        recorded("10.0.0.8", { "10.0.0.8": ["s1 urn:a"] }, {}),
+      ],
+      ns,
+      "10.0.0.5",
+    );
+    expect(got.map((s) => s.recordedFor)).toEqual([["s1 urn:a"], undefined, undefined]);
   });
 
   it("names a claim after its EgressIp", () => {

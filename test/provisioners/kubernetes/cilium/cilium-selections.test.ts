@@ -76,10 +76,56 @@ describe("refuseSelectionOverlap", () => {
       { app: "web", tier: "x" },
       undefined,
     ],
-  ])("%s", (_name, p, family, podSelector, refused) => {
-    const call = () => refuseSelectionOverlap([p], ns, "own", family, podSelector, "EgressIp web");
-    if (refused) expect(call).toThrow(refused);
-    else expect(call).not.toThrow();
+  ])("%s", async (_name, p, family, podSelector, refused) => {
+    const call = refuseSelectionOverlap([p], ns, "own", family, podSelector, {
+      holder: "EgressIp web",
+      holderOwners: () => Promise.resolve(new Set(["stack-1 urn:web-b"])),
+    });
+    if (refused) await expect(call).rejects.toThrow(refused);
+    else await expect(call).resolves.toBeUndefined();
+  });
+
+  // A podSelector added to (or removed from) an EgressIp moves every one of its assignments: the
+  // policy holding their gateways alone is the selection they leave, not another's.
+  const ofHolder = (records: Record<string, string[]>, selectors = pods({})): CiliumPolicyFacts => ({
+    ...policy("wide", selectors),
+    annotations: { "egress-ipam/owners": JSON.stringify(records) },
+    gateways: Object.keys(records).map((ip) => ({ ip })),
+  });
+  it.each<[string, CiliumPolicyFacts, Record<string, string> | undefined, boolean]>([
+    [
+      "its gateways, of this assignment and its sibling",
+      ofHolder({ "10.0.0.5": ["a"], "10.0.0.6": ["b"] }),
+      { app: "web" },
+      false,
+    ],
+    [
+      "its gateways, a selection removed",
+      ofHolder({ "10.0.0.5": ["a"] }, pods({ app: "web" })),
+      undefined,
+      false,
+    ],
+    [
+      "one gateway also recorded for another stack",
+      ofHolder({ "10.0.0.5": ["a", "other"] }),
+      { app: "web" },
+      true,
+    ],
+    [
+      "one gateway of another holder",
+      ofHolder({ "10.0.0.5": ["a"], "10.0.0.6": ["other"] }),
+      { app: "web" },
+      true,
+    ],
+    ["one gateway nobody recorded", ofHolder({ "10.0.0.5": ["a"], "10.0.0.6": [] }), { app: "web" }, true],
+  ])("a policy holding %s", async (_name, p, podSelector, refused) => {
+    const call = refuseSelectionOverlap([p], ns, "own", 4, podSelector, {
+      holder: "EgressIp web",
+      holderOwners: () => Promise.resolve(new Set(["a", "b"])),
+    });
+    if (refused)
+      await expect(call).rejects.toThrow(/SCOPE_CONFLICT|CiliumEgressGatewayPolicy wide already sends/);
+    else await expect(call).resolves.toBeUndefined();
   });
 });
 
