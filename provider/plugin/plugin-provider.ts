@@ -8,7 +8,7 @@ import { HolderOrder } from "./holder-order";
 import { orderedKinds, PoolBook, pluginKinds, poolHolderKinds, type PluginContext } from "./plugin-kinds";
 import { testingEnabled, testingKinds } from "./testing-kinds";
 import { unwrap, toWire, type Unwrapped } from "./wire-values";
-import { readRecord } from "../ledger/stack/allocation-record";
+import { readRecord, recordKeys } from "../ledger/stack/allocation-record";
 import { EgressIpConstructs } from "./egress-ip-construct";
 import { pluginTypePrefix } from "../core/resource-types";
 import * as pulumi from "@pulumi/pulumi";
@@ -126,7 +126,7 @@ export class EgressIpamProvider implements provider.Provider {
       // an address up gives the one ahead.
       if (this.order.waitingAhead(poolRef.urn, urn) !== undefined) {
         this.order.waits(poolRef.urn, urn);
-        return { inputs: toWire(inputs, given.secrets), failures: [] };
+        return { inputs: toWire(inputs, given.secrets, recordKeys), failures: [] };
       }
     }
     const result = await this.impl(impl).check(old.value, inputs);
@@ -135,7 +135,7 @@ export class EgressIpamProvider implements provider.Provider {
     const failed = (result.failures ?? []).length > 0;
     if (fresh && !failed && result.inputs?.poolId === undefined) this.order.waits(poolRef!.urn, urn);
     return {
-      inputs: toWire(result.inputs ?? inputs, given.secrets),
+      inputs: toWire(result.inputs ?? inputs, given.secrets, recordKeys),
       failures: (result.failures ?? []).map((f) => ({ property: f.property, reason: f.reason })),
     };
   }
@@ -149,7 +149,7 @@ export class EgressIpamProvider implements provider.Provider {
     const given = this.plain(inputs);
     await this.stacks.verify(urn, stackNamedIn(given.value), undefined);
     const result = await this.impl(kindOf(urn).impl).create(given.value);
-    return { id: result.id, outs: toWire(result.outs ?? {}, given.secrets) };
+    return { id: result.id, outs: toWire(result.outs ?? {}, given.secrets, recordKeys) };
   }
 
   /**
@@ -176,8 +176,8 @@ export class EgressIpamProvider implements provider.Provider {
     const result = await this.impl(impl).read(id, given.value);
     return {
       id: result.id ?? id,
-      props: toWire(result.props ?? {}, given.secrets),
-      ...(result.inputs ? { inputs: toWire(result.inputs, given.secrets) } : {}),
+      props: toWire(result.props ?? {}, given.secrets, recordKeys),
+      ...(result.inputs ? { inputs: toWire(result.inputs, given.secrets, recordKeys) } : {}),
     };
   }
 
@@ -187,7 +187,7 @@ export class EgressIpamProvider implements provider.Provider {
     for (const s of old.secrets) given.secrets.add(s);
     await this.stacks.verify(urn, stackNamedIn(given.value), old.value);
     const result = await this.impl(kindOf(urn).impl).update(id, old.value, given.value);
-    return { outs: toWire(result.outs ?? {}, given.secrets) };
+    return { outs: toWire(result.outs ?? {}, given.secrets, recordKeys) };
   }
 
   async delete(id: string, urn: string, props: Props): Promise<void> {

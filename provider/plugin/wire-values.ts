@@ -62,18 +62,22 @@ export function unwrap(props: Record<string, unknown> | undefined): Unwrapped {
 /**
  * Values as the engine takes them back from a plugin: every string in `secrets` wrapped as a
  * secret, so a value that was secret where it came in (a ledger's kubeconfig) stays one in the
- * inputs and outputs the engine stores, wherever the provider put it; and no `undefined`, which
- * the wire format has no value for (a property left undefined is left out, as a dynamic
+ * inputs and outputs the engine stores, wherever the provider put it, but in the top-level
+ * properties `plain` names (an allocation's record, which must stay readable); and no `undefined`,
+ * which the wire format has no value for (a property left undefined is left out, as a dynamic
  * provider's results are serialized; one in a list is null).
  */
-export function toWire<T>(props: T, secrets: ReadonlySet<string>): T {
-  const walk = (v: unknown): unknown => {
-    if (typeof v === "string") return secrets.has(v) ? { [signatureKey]: secretSig, value: v } : v;
-    if (Array.isArray(v)) return v.map((item) => (item === undefined ? null : walk(item)));
+export function toWire<T>(props: T, secrets: ReadonlySet<string>, plain: ReadonlySet<string> = new Set()): T {
+  const walk = (v: unknown, keep: boolean): unknown => {
+    if (typeof v === "string") return secrets.has(v) && !keep ? { [signatureKey]: secretSig, value: v } : v;
+    if (Array.isArray(v)) return v.map((item) => (item === undefined ? null : walk(item, keep)));
     if (v === null || typeof v !== "object") return v;
     const out: Record<string, unknown> = {};
-    for (const [k, item] of Object.entries(v)) if (item !== undefined) out[k] = walk(item);
+    for (const [k, item] of Object.entries(v)) if (item !== undefined) out[k] = walk(item, keep);
     return out;
   };
-  return walk(props) as T;
+  if (props === null || typeof props !== "object" || Array.isArray(props)) return walk(props, false) as T;
+  const out: Record<string, unknown> = {};
+  for (const [k, item] of Object.entries(props)) if (item !== undefined) out[k] = walk(item, plain.has(k));
+  return out as T;
 }

@@ -74,6 +74,13 @@ describe("values as the engine sends them to the plugin are made plain in one pl
     expect(toWire({ a: "cfg" }, new Set())).toEqual({ a: "cfg" });
   });
 
+  it("keeps the top-level properties it is told plain (an allocation's record), the same value secret elsewhere", () => {
+    expect(toWire({ ip: "10.0.0.5", ips: ["10.0.0.5"] }, new Set(["10.0.0.5"]), new Set(["ips"]))).toEqual({
+      ip: secret("10.0.0.5"),
+      ips: ["10.0.0.5"],
+    });
+  });
+
   it("leaves out what is undefined, which the wire has no value for", () => {
     expect(toWire({ a: undefined, b: [undefined, 1], c: { d: undefined, e: null } }, new Set())).toEqual({
       b: [null, 1],

@@ -35,6 +35,13 @@ export function recordProps(record: AllocationRecord) {
 }
 
 /**
+ * The properties {@link recordProps} writes. The stack's taken set is read from them in a checkpoint
+ * exported without its secrets, so they are never stored as secrets (a holder whose `ip` is one
+ * would be missing from every later plan); the address is the resource's ID, stored in plain, anyway.
+ */
+export const recordKeys: ReadonlySet<string> = new Set(["poolId", "owner", "ips", "seq"]);
+
+/**
  * Reads a record from a property bag: `poolId`, `owner`, `ips` and a numeric `seq` (written by
  * {@link recordProps}), or, as earlier versions wrote them, the same with `allocation: { seq }` or
  * a whole record in `allocation`. Undefined when absent or malformed.
