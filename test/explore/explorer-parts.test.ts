@@ -204,6 +204,24 @@ describe("a shared world", () => {
   });
 });
 
+describe("a requested ip given as a secret", () => {
+  it("is written with pulumi.secret in the printed program and fn::secret in YAML, the plain one as before", () => {
+    const w = walk([
+      { op: "addPool", family: "ipv4" },
+      { op: "addAlloc", pool: 0, ip: 5, secret: true },
+      { op: "addAlloc", pool: 0, ip: 6 },
+    ]);
+    const text = programText(w);
+    expect(text).toMatch(/"h0", \{ "pool": pool0,"ip":pulumi\.secret\("[0-9.]+\.5"\)/);
+    expect(text).toMatch(/"h1", \{ "pool": pool0,"ip":"[0-9.]+\.6"/);
+    const yaml = loadYaml(yamlProgramOf({ ...w, yaml: true }, "test")) as {
+      resources: Record<string, { properties: Record<string, unknown> }>;
+    };
+    expect(yaml.resources.h0!.properties.ip).toEqual({ "fn::secret": expect.stringMatching(/\.5$/) });
+    expect(yaml.resources.h1!.properties.ip).toMatch(/\.6$/);
+  });
+});
+
 describe("a YAML world", () => {
   it("writes the program with aliases as URNs and the after chains the plugin needs", () => {
     const w = walk([

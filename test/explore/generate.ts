@@ -128,7 +128,9 @@ function programEdit(rng: Rng, w: World): Edit {
           return {
             op: "addAlloc",
             pool: pool.id,
-            ...(single && rng.chance(0.25) ? { ip: rng.int(1, 62) } : {}),
+            ...(single && rng.chance(0.25)
+              ? { ip: rng.int(1, 62), ...(rng.chance(0.3) ? { secret: true as const } : {}) }
+              : {}),
             ...(!single && rng.chance(0.4) ? { family: rng.pick(["ipv4", "ipv6"] as const) } : {}),
             ...optionalName(rng, w),
           };

@@ -31,6 +31,12 @@ function chains(holders: HolderModel[]): Map<number, string> {
   return after;
 }
 
+/** A holder's arguments, a requested ip given as a secret written `{ fn::secret: … }`. */
+function secretIp(w: World, h: HolderModel): Record<string, unknown> {
+  const args = holderArgs(w, h);
+  return h.kind === "alloc" && h.secret ? { ...args, ip: { "fn::secret": args.ip } } : args;
+}
+
 /** The Pulumi.yaml of `w` for stack `stack`: values as JSON (YAML's flow style), references as `${name}`. */
 export function yamlProgramOf(w: World, stack: string): string {
   const urn = (type: string, name: string) =>
@@ -49,7 +55,7 @@ export function yamlProgramOf(w: World, stack: string): string {
       type: `egress-ipam:${types[h.kind]}`,
       properties: {
         pool: `\${${pool.name}}`,
-        ...holderArgs(w, h),
+        ...secretIp(w, h),
         ...(follows ? { after: `\${${follows}}` } : {}),
       },
       ...options(types[h.kind], h),

@@ -23,7 +23,8 @@ export interface CloudContext {
   adopted: Map<number, Record<string, string>>;
 }
 
-type Pkg = typeof import("../../provider/index");
+/** The package as the program's project loads it, and that project's `pulumi.secret`. */
+type Pkg = typeof import("../../provider/index") & { secret: (value: string) => unknown };
 
 /**
  * Where a shared world's pools keep their ledger: a namespace of the test cluster of its own (the
@@ -147,7 +148,9 @@ export function programOf(
               Object.entries(h.zonePools).map(([d, id]) => [cloud?.zoneOf[d] ?? d, pools.get(id)!]),
             )
           : pools.get(h.pool)!;
-      const args = { pool, ...holderArgs(w, h, cloud, platform) } as never;
+      const given: Record<string, unknown> = { pool, ...holderArgs(w, h, cloud, platform) };
+      if (h.kind === "alloc" && h.secret) given.ip = pkg.secret(given.ip as string);
+      const args = given as never;
       if (h.kind === "alloc") outputs[`h${h.id}`] = new pkg.IpAllocation(h.name, args, aliasesOf(h)).ips;
       else if (h.kind === "prefix")
         outputs[`h${h.id}`] = new pkg.PrefixAllocation(h.name, args, aliasesOf(h)).cidr;
@@ -210,6 +213,7 @@ export function programText(w: World): string {
   const opts = (r: { aliases: string[] }) =>
     r.aliases.length > 0 ? `, { aliases: [${r.aliases.map((a) => `{ name: ${lit(a)} }`).join(", ")}] }` : "";
   const lines = [
+    `import * as pulumi from "@pulumi/pulumi";`,
     `import { EgressIp, IpAllocation, IpPool, PrefixAllocation } from "pulumi-egress-ipam";`,
     "",
   ];
@@ -223,7 +227,9 @@ export function programText(w: World): string {
             .map(([d, id]) => `${JSON.stringify(shownCloud.zoneOf[d] ?? d)}: pool${id}`)
             .join(", ")} }`
         : `pool${h.pool}`;
-    const args = JSON.stringify(holderArgs(w, h, shownCloud)).replace(/^\{/, `{ "pool": ${pool},`);
+    const args = JSON.stringify(holderArgs(w, h, shownCloud))
+      .replace(/^\{/, `{ "pool": ${pool},`)
+      .replace(/"ip":("[^"]*")/, h.kind === "alloc" && h.secret ? '"ip":pulumi.secret($1)' : '"ip":$1');
     lines.push(
       `export const h${h.id} = new ${kindClass[h.kind]}(${lit(h.name)}, ${args}${opts(h)})` +
         `.${h.kind === "alloc" ? "ips" : h.kind === "prefix" ? "cidr" : "addresses"};`,

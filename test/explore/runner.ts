@@ -43,7 +43,8 @@ import {
 import { Rng } from "./rng";
 import { applyEdit, emptyWorld, type Edit, type PlatformKind, type World, type WorldKind } from "./world";
 
-type Pkg = typeof import("../../provider/index");
+/** The package as the program's project loads it, and that project's `pulumi.secret`. */
+type Pkg = typeof import("../../provider/index") & { secret: (value: string) => unknown };
 
 /** What happened at one step. */
 export interface StepRecord {
@@ -140,7 +141,10 @@ export async function runSequence(
   const platform = kind === "platform" ? await freshPlatform(plan.platform!) : undefined;
   const s: Sequence = {
     h,
-    pkg: h.pkg<Pkg>("pulumi-egress-ipam"),
+    pkg: {
+      ...h.pkg<typeof import("../../provider/index")>("pulumi-egress-ipam"),
+      secret: h.pkg<typeof import("@pulumi/pulumi")>("@pulumi/pulumi").secret,
+    },
     ...(cloud ? { cloud, context: { region, endpoint: cloud.endpoint, zoneOf, adopted: new Map() } } : {}),
     ...(kind === "shared"
       ? {

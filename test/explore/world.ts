@@ -35,6 +35,8 @@ interface HolderBase {
 export interface AllocModel extends HolderBase {
   kind: "alloc";
   ip?: number;
+  /** The requested ip given as a secret (pulumi.secret, YAML's fn::secret). */
+  secret?: true;
   family?: "ipv4" | "ipv6";
 }
 
@@ -183,7 +185,7 @@ export function addressAt(pool: Pick<PoolModel, "family" | "subnet" | "zone">, o
 /** An edit of the program, or an engine operation on it. */
 export type Edit =
   | { op: "addPool"; family: PoolFamily; strategy?: "lowest-free"; name?: string; zone?: string }
-  | { op: "addAlloc"; pool: number; ip?: number; family?: "ipv4" | "ipv6"; name?: string }
+  | { op: "addAlloc"; pool: number; ip?: number; secret?: true; family?: "ipv4" | "ipv6"; name?: string }
   | { op: "addPrefix"; pool: number; prefixLength: number; name?: string }
   | {
       op: "addEgress";
@@ -319,7 +321,7 @@ export function applyEdit(world: World, edit: Edit): World | undefined {
         w.holders.push({
           ...base,
           kind: "alloc",
-          ...(edit.ip === undefined ? {} : { ip: edit.ip }),
+          ...(edit.ip === undefined ? {} : { ip: edit.ip, ...(edit.secret ? { secret: edit.secret } : {}) }),
           ...(edit.family ? { family: edit.family } : {}),
         });
       else if (edit.op === "addPrefix") {
