@@ -7,7 +7,16 @@ import * as net from "node:net";
 import { describe, expect, it } from "vitest";
 import { connectedToPort } from "../support/provider-processes";
 import { generateSequence } from "./generate";
-import { mustAccept, previewIsUp, slotValues, span, stable, unique, unknownValue } from "./invariants";
+import {
+  mustAccept,
+  previewIsUp,
+  revealed,
+  slotValues,
+  span,
+  stable,
+  unique,
+  unknownValue,
+} from "./invariants";
 import { programText } from "./program";
 import { yamlProgramOf } from "./program-yaml";
 import { shrink } from "./shrink";
@@ -364,6 +373,11 @@ describe("a platform world", () => {
   });
 });
 
+// A secret as preview's events show it, and as the decrypted checkpoint holds it.
+const secretSig = { "4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270" };
+const maskedSecret = { ...secretSig, ciphertext: "[secret]" };
+const plainSecret = (v: unknown) => ({ ...secretSig, plaintext: JSON.stringify(v) });
+
 describe("invariants", () => {
   const urn = (kind: string, name: string) =>
     `urn:pulumi:s::p::pulumi-nodejs:dynamic/egress-ipam:${kind}::${name}`;
@@ -373,6 +387,18 @@ describe("invariants", () => {
     ["another address", { op: "create", inputs: { ip: "10.0.0.2" } }, { ip: "10.0.0.3" }, 1],
     ["not shown at preview", { op: "create", inputs: { ip: unknownValue } }, { ip: "10.0.0.3" }, 1],
     ["an unchanged holder", { op: "same", inputs: { ip: "10.0.0.2" } }, { ip: "10.0.0.2" }, 0],
+    [
+      "a secret ip, its record shown",
+      { op: "create", inputs: { ip: maskedSecret, ips: ["10.0.0.2"] } },
+      { ip: plainSecret("10.0.0.2"), ips: ["10.0.0.2"] },
+      0,
+    ],
+    [
+      "a secret ip whose record is secret too",
+      { op: "create", inputs: { ip: maskedSecret, ips: maskedSecret } },
+      { ip: plainSecret("10.0.0.2"), ips: plainSecret(["10.0.0.2"]) },
+      1,
+    ],
     [
       "a host that moved",
       { op: "same", inputs: { ip: "10.0.0.2", host: "a1" } },
@@ -386,6 +412,14 @@ describe("invariants", () => {
       { urn: u, type: `pulumi-nodejs:dynamic/egress-ipam:${kind}`, outputs },
     ]);
     expect(found).toHaveLength(broken);
+  });
+
+  it("reads a secret of the decrypted checkpoint as what it holds", () => {
+    expect(revealed({ ip: plainSecret("10.0.0.2"), ips: plainSecret(["10.0.0.2"]), n: 1 })).toEqual({
+      ip: "10.0.0.2",
+      ips: ["10.0.0.2"],
+      n: 1,
+    });
   });
 
   it("finds two holders of one pool on one address or overlapping blocks, and not across pools", () => {

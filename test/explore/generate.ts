@@ -128,8 +128,12 @@ function programEdit(rng: Rng, w: World): Edit {
           return {
             op: "addAlloc",
             pool: pool.id,
+            // A secret one low in the pool, where the plans of later holders go: an address hidden
+            // from the stack's taken set would be handed out again.
             ...(single && rng.chance(0.25)
-              ? { ip: rng.int(1, 62), ...(rng.chance(0.3) ? { secret: true as const } : {}) }
+              ? rng.chance(0.3)
+                ? { ip: rng.int(1, 6), secret: true as const }
+                : { ip: rng.int(1, 62) }
               : {}),
             ...(!single && rng.chance(0.4) ? { family: rng.pick(["ipv4", "ipv6"] as const) } : {}),
             ...optionalName(rng, w),

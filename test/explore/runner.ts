@@ -19,6 +19,7 @@ import {
   coded,
   mustAccept,
   previewIsUp,
+  revealed,
   slotValues,
   stable,
   unique,
@@ -276,7 +277,7 @@ async function allQuiet(s: Sequence, ranOn?: Harness): Promise<Violation | undef
 /** What every stack holds: its checkpoint's resources. */
 async function heldByAll(s: Sequence): Promise<StateResource[]> {
   const all: StateResource[] = [];
-  for (const h of stacksOf(s)) all.push(...(await h.resources()));
+  for (const h of stacksOf(s)) all.push(...revealed(await h.resources()));
   return all;
 }
 
@@ -363,7 +364,7 @@ async function programStep(s: Sequence, i: number, edit: Edit, next: World): Pro
         message: `preview planned ${JSON.stringify(previewed)}, up did ${JSON.stringify(done)}`,
       },
     };
-  const state = await h.resources();
+  const state = revealed(await h.resources());
   s.outputs.set(h, Object.fromEntries(Object.entries(up.outputs).map(([k, v]) => [k, v.value])));
   const outputs = Object.assign({}, ...s.outputs.values()) as Record<string, unknown>;
   const nextValues = slotValues(next, outputs, cloud ? { zoneOf, nameOf: cloud.nameOf } : s.platform);
