@@ -490,7 +490,7 @@ export function ovnProvisioner(config: OvnProvisionerConfig & InstanceSettings):
         // As it is now: the view may be from before this update moved some of its addresses out.
         const raw = await readObject(kube, egressIpRef(seen.name));
         const other = raw ? readOvnEgressIp(raw) : undefined;
-        if (!raw || !other || other.ips.length === 0) continue;
+        if (!raw || !other) continue;
         const records = readOwners(raw, other.ips);
         if (isManaged(other) && recordedForOnly(records, other.ips, await holderOwners())) continue;
         const owners = [...new Set(Object.values(records).flat())];
