@@ -1,4 +1,5 @@
 import { IpamError } from "../allocator";
+import { processEnding } from "../core/process-ending";
 import { shared } from "../core/process-registry";
 
 /** Lock settings, as webmesh's `LockConfig`. Durations are milliseconds. */
@@ -143,9 +144,13 @@ function timeoutError(config: LockConfig, holder: Holder | undefined): IpamError
   );
 }
 
-/** Runs `fn` with the lock held, releasing it on every path. */
+/**
+ * Runs `fn` with the lock held, releasing it on every path. The wait for the lock also ends when the
+ * process does ({@link processEnding}): nobody would read what `fn` returns.
+ */
 export async function withLock<T>(locker: Locker, fn: () => Promise<T>, signal?: AbortSignal): Promise<T> {
-  await locker.acquire(signal);
+  const ending = processEnding();
+  await locker.acquire(signal ? AbortSignal.any([signal, ending]) : ending);
   try {
     return await fn();
   } finally {

@@ -1,4 +1,5 @@
 import * as net from "node:net";
+import { endProcess } from "../core/process-ending";
 import { aroundCalls, type ProviderImpl } from "../resources/provider-props";
 
 /**
@@ -115,7 +116,8 @@ export function callsSettled(ms: number): Promise<boolean> {
 /**
  * Watches the engine at `address` (by default a dynamic-provider process's; the plugin passes its
  * own, {@link pluginEngineAddress}) and, once it is gone, gives the calls under way (a Kubernetes or
- * EC2 write) up to `graceMs` to finish, then exits. Nobody will read their results: what an
+ * EC2 write) up to `graceMs` to finish, then exits. Calls still waiting for a pool's lock give up at
+ * once ({@link endProcess}), so the grace is spent only on work already under way. Nobody will read their results: what an
  * interrupted write leaves is what an interrupted `pulumi up` leaves, and the next `up` repairs it.
  * Leases and holds of the process are not released: they expire after their duration, as when the
  * process is killed. Does nothing without an address (any other process).
@@ -126,6 +128,7 @@ export function exitWhenEngineGone(
 ): EngineWatch | undefined {
   if (!address) return undefined;
   return watchEngine(address, () => {
+    endProcess(new Error(`the engine at ${address} is gone; this provider process exits`));
     void callsSettled(graceMs).then(() => process.exit(1));
     // Nobody may read this: the engine held the other end of stderr, and a write to a pipe without
     // a reader fails (EPIPE), which must not keep the process from exiting.

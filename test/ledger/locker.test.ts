@@ -1,5 +1,7 @@
-import { describe, expect, it, vi } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { isIpamError } from "../../provider/allocator";
+import { endProcess } from "../../provider/core/process-ending";
+import { forget } from "../../provider/core/process-registry";
 import { inProcessLocker, withLock, type LockConfig } from "../../provider/ledger/locker";
 
 let n = 0;
@@ -127,5 +129,31 @@ describe("in-process locker", () => {
       isIpamError(e, "LOCK_TIMEOUT"),
     );
     await a.release();
+  });
+});
+
+describe("a lock wait when the process ends (its engine is gone)", () => {
+  afterEach(() => forget("process", "ending"));
+
+  it("rejects the waiting holder at once with the reason, and lets the holder that has the lock finish", async () => {
+    const c = config({ lockAcquireTimeout: 60_000 });
+    const order: string[] = [];
+    let finish!: () => void;
+    const holding = withLock(inProcessLocker(c, "a"), async () => {
+      order.push("a+");
+      await new Promise<void>((r) => (finish = r));
+      order.push("a-");
+    });
+    await tick();
+    const waiting = withLock(inProcessLocker(c, "b"), async () => order.push("b+"));
+    await tick();
+    endProcess(new Error("the engine at 127.0.0.1:1 is gone"));
+    await expect(waiting).rejects.toThrow("the engine at 127.0.0.1:1 is gone");
+    finish();
+    await holding;
+    expect(order).toEqual(["a+", "a-"]);
+    // Once ended, a new wait gives up before it takes the lock.
+    await expect(withLock(inProcessLocker(c, "c"), async () => order.push("c+"))).rejects.toThrow("is gone");
+    expect(order).toEqual(["a+", "a-"]);
   });
 });

@@ -114,6 +114,21 @@ export async function exportStack(stack: string, opts: ExportOptions = {}): Prom
   );
 }
 
+/**
+ * The engine's own telemetry endpoints, which it puts in the environment of the processes it starts:
+ * a CLI run by a provider would send its logs there and, once the engine is gone (a killed `up`),
+ * wait 5 s at its exit for an endpoint nobody serves. What these commands log is not the run's.
+ */
+const engineTelemetry = ["PULUMI_LOG_OTLP_ENDPOINT", "PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT"];
+
+/** `env` without the engine's telemetry endpoints. */
+export function cliEnvironment(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  if (!engineTelemetry.some((k) => k in env)) return env;
+  const own = { ...env };
+  for (const k of engineTelemetry) delete own[k];
+  return own;
+}
+
 /** Runs the CLI once with `args`; a failure worth another attempt is a {@link Retryable}. */
 export function runPulumi(
   stack: string,
@@ -124,7 +139,8 @@ export function runPulumi(
 ): Promise<string> {
   const command = `${cli} ${args.join(" ")}`;
   return new Promise<string>((resolve, reject) => {
-    execFile(cli, args, { env, maxBuffer: 1 << 30, timeout, encoding: "utf8" }, (err, out, stderr) => {
+    const options = { env: cliEnvironment(env), maxBuffer: 1 << 30, timeout, encoding: "utf8" } as const;
+    execFile(cli, args, options, (err, out, stderr) => {
       if (!err) return resolve(out);
       const e = err as NodeJS.ErrnoException & { killed?: boolean };
       if (e.code === "ENOENT") {

@@ -46,6 +46,29 @@ describe("reading the stack's checkpoint", () => {
     expect((err as Error).message).toContain('stack "org/proj/dev"');
   });
 
+  it("runs the CLI without the engine's telemetry endpoints, and with the rest of its environment", async () => {
+    // A CLI given the engine's endpoint waits 5 s at its exit to send its logs there once the engine
+    // is gone (a killed `up`): the export would hold up the provider process's exit.
+    const seen = path.join(dir, "env.seen");
+    const cli = fakeCli(
+      "env",
+      `env > "${seen}"
+cat <<'JSON'
+${JSON.stringify(exported)}
+JSON`,
+    );
+    const env = {
+      ...process.env,
+      PULUMI_LOG_OTLP_ENDPOINT: "localhost:1",
+      PULUMI_OTEL_EXPORTER_OTLP_ENDPOINT: "localhost:1",
+      PULUMI_BACKEND_URL: "file:///nowhere",
+    };
+    await exportStackResources("org/proj/dev", { cli, env });
+    const lines = fs.readFileSync(seen, "utf8").split("\n");
+    expect(lines).toContain("PULUMI_BACKEND_URL=file:///nowhere");
+    expect(lines.filter((l) => l.includes("OTLP"))).toEqual([]);
+  });
+
   it("tries again when the export fails while the engine rewrites the checkpoint", async () => {
     // Fails twice the way the file backend does when it reads a checkpoint mid-write, then answers.
     const count = path.join(dir, "torn.count");
