@@ -60,14 +60,22 @@ describe("a killed pulumi up leaves no provider process", () => {
         return out;
       });
 
-      const up = h.up().then(
-        () => "finished",
-        () => "failed",
-      );
-      await until("a provider process starting", () => providerProcessesIn(h.workDir).length > 0, 120_000);
-      await sleep(1500); // mid-up: the provider is planning and creating
-      // The engine may have started and ended a short-lived provider process first: wait for the one
-      // that serves the deployment.
+      // Mid-up: the first allocation's step has begun, so the provider has planned (checked) it and
+      // is creating. A fixed delay after the process started was not enough on a loaded machine
+      // (CI): the kill landed before the provider's first call, when it has not loaded this package
+      // and nothing watches its engine (a limit docs/DESIGN.md states).
+      let creating = false;
+      const up = h
+        .up({
+          onEvent: (e) => {
+            if (e.resourcePreEvent?.metadata.type.endsWith("IpAllocation")) creating = true;
+          },
+        })
+        .then(
+          () => "finished",
+          () => "failed",
+        );
+      await until("an allocation's step starting", () => creating, 120_000);
       await until("a provider process mid-up", () => providerProcessesIn(h.workDir).length > 0, 30_000);
       const cli = cliProcessesIn(h.workDir, "up");
       expect(cli).toHaveLength(1);
