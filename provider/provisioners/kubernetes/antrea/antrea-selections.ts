@@ -6,7 +6,7 @@ import type { LabelSelector } from "../egress-view";
 import { isManaged } from "../managed-by";
 import { namespaceNameLabel } from "../namespace-marks";
 import type { NamespaceFacts } from "../namespace-addresses";
-import { readOwners } from "../owners";
+import { readOwners, recordedForOnly, type Owners } from "../owners";
 import {
   overlapAdvice,
   podSelectorsOverlap,
@@ -31,8 +31,8 @@ export interface AntreaServing {
   /** Its Pods by label (undefined: every Pod of the namespace). */
   selector?: LabelSelector;
   families: (4 | 6)[];
-  /** Who its addresses are recorded for, when it is an Egress of this package's and each is recorded. */
-  recordedFor?: string[];
+  /** Its addresses and whom each is recorded for, when it is an Egress of this package's. */
+  records?: { ips: string[]; owners: Owners };
 }
 
 const picksPods = (s: LabelSelector | undefined): s is LabelSelector =>
@@ -65,7 +65,7 @@ export function namespaceEgresses(
         what: `Egress ${e.name}${owners.length > 0 ? ` (${owners.join(", ")}'s)` : ""}`,
         ...(picksPods(e.podSelector) ? { selector: e.podSelector } : {}),
         families: [...new Set(e.ips.map((x) => addressFamily(x)))],
-        ...(e.ips.every((ip) => (records[ip] ?? []).length > 0) ? { recordedFor: owners } : {}),
+        ...(isManaged(e.labels) ? { records: { ips: e.ips, owners: records } } : {}),
       },
     ];
   });
@@ -113,7 +113,7 @@ export function refuseAntreaSharing(
       );
     }
     if (same || (!selection && !picksPods(o.selector))) continue;
-    if (o.recordedFor?.length && o.recordedFor.every((owner) => mine.has(owner))) continue;
+    if (o.records && recordedForOnly(o.records.owners, o.records.ips, mine)) continue;
     throw new IpamError(
       "SCOPE_CONFLICT",
       `${holder}: ${o.what} already serves ${selects} of namespace ${namespace}, and this EgressIp's ` +

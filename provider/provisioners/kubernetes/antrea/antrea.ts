@@ -381,8 +381,7 @@ export function antreaProvisioner(config: AntreaProvisionerConfig & InstanceSett
       const claims = claimSelection(kube.server, name, { holder, podSelector, family });
       refuseAntreaSharing(request, name, podSelector, claimedServings(claims));
       const servings = namespaceEgresses(await egressesOf(request), name, ip);
-      const recorded = servings.some((s) => s.recordedFor?.length);
-      const mine = recorded ? await request.holderOwners() : new Set<string>();
+      const mine = servings.some((s) => s.records) ? await request.holderOwners() : new Set<string>();
       refuseAntreaSharing(request, name, podSelector, servings, mine);
     },
   };

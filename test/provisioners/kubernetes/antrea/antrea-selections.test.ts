@@ -15,6 +15,10 @@ const serving = (families: (4 | 6)[], matchLabels?: Record<string, string>): Ant
   ...(matchLabels ? { selector: { matchLabels } } : {}),
   families,
 });
+// An Egress of this package's holding 10.0.0.9, recorded for `owners`.
+const recordedFor = (...owners: string[]): Pick<AntreaServing, "records"> => ({
+  records: { ips: ["10.0.0.9"], owners: { "10.0.0.9": owners } },
+});
 
 describe("refuseAntreaSharing", () => {
   it.each<[string, string, Record<string, string> | undefined, AntreaServing, RegExp | undefined]>([
@@ -74,28 +78,35 @@ describe("refuseAntreaSharing", () => {
       "a selector beside its own namespace-wide Egress",
       "10.0.0.6",
       { app: "web" },
-      { ...serving([4]), recordedFor: ["a", "b"] },
+      { ...serving([4]), ...recordedFor("a", "b") },
       undefined,
     ],
     [
       "namespace-wide beside its own selector's Egress",
       "10.0.0.6",
       undefined,
-      { ...serving([4], { app: "web" }), recordedFor: ["b"] },
+      { ...serving([4], { app: "web" }), ...recordedFor("b") },
       undefined,
     ],
     [
       "a selector beside an Egress also another's",
       "10.0.0.6",
       { app: "web" },
-      { ...serving([4]), recordedFor: ["a", "c"] },
+      { ...serving([4]), ...recordedFor("a", "c") },
+      /Egress other already serves every pod/,
+    ],
+    [
+      "a selector beside an Egress of which one address is not recorded",
+      "10.0.0.6",
+      { app: "web" },
+      { ...serving([4]), records: { ips: ["10.0.0.9", "10.0.0.10"], owners: { "10.0.0.9": ["a"] } } },
       /Egress other already serves every pod/,
     ],
     [
       "its own Egress of the other family",
       "fd00::6",
       { app: "web" },
-      { ...serving([4]), recordedFor: ["a"] },
+      { ...serving([4]), ...recordedFor("a") },
       /Egress other gives an IPv4 address/,
     ],
   ])("%s", (_name, ip, podSelector, other, refused) => {
@@ -138,7 +149,7 @@ describe("namespaceEgresses and claimedServings", () => {
     ]);
   });
 
-  it("says who an Egress of this package's is recorded for, when its address is recorded", () => {
+  it("carries the owner records of an Egress of this package's, and none of one made by hand", () => {
     const managed = { "app.kubernetes.io/managed-by": "pulumi-egress-ipam" };
     const recorded = (
       ip: string,
@@ -158,7 +169,11 @@ describe("namespaceEgresses and claimedServings", () => {
       ns,
       "10.0.0.5",
     );
-    expect(got.map((s) => s.recordedFor)).toEqual([["s1 urn:a"], undefined, undefined]);
+    expect(got.map((s) => s.records)).toEqual([
+      { ips: ["10.0.0.6"], owners: { "10.0.0.6": ["s1 urn:a"] } },
+      { ips: ["10.0.0.7"], owners: { "10.0.0.9": ["s1 urn:a"] } },
+      undefined,
+    ]);
   });
 
   it("names a claim after its EgressIp", () => {
